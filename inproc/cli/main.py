@@ -1,0 +1,47 @@
+"""``inproc`` entry point: the command group and the one-line error contract (exit 2)."""
+from __future__ import annotations
+
+import sys
+
+import click
+
+from inproc import __version__
+from inproc.cli.cell_cmd import cell
+from inproc.cli.profile_cmd import profile
+from inproc.cli.run_cmd import run
+from inproc.engines.base import EngineBuildError
+from inproc.errors import UsageError
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="inproc")
+def cli() -> None:
+    """Build an LLM engine inside this process and measure its speed-test matrix."""
+
+
+cli.add_command(run)
+cli.add_command(cell)
+cli.add_command(profile)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the CLI; user mistakes print one line and exit 2, never a traceback."""
+    try:
+        rv = cli.main(args=argv, prog_name="inproc", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        sys.exit(130)
+    except KeyboardInterrupt:
+        click.echo("Interrupted; everything measured so far is saved.", err=True)
+        sys.exit(130)
+    except click.UsageError as e:
+        hint = f" (see 'inproc {e.ctx.info_name} --help')" if e.ctx is not None and e.ctx.info_name != "inproc" else ""
+        click.echo(f"Error: {e.format_message()}{hint}", err=True)
+        sys.exit(2)
+    except click.ClickException as e:
+        click.echo(f"Error: {e.format_message()}", err=True)
+        sys.exit(e.exit_code)
+    except (UsageError, EngineBuildError) as e:
+        click.echo(f"Error: {e}", err=True)
+        sys.exit(2)
+    sys.exit(rv if isinstance(rv, int) else 0)

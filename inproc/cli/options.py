@@ -1,0 +1,60 @@
+"""Flags shared by ``inproc run`` and ``inproc cell``; defaults live in the profile/MatrixSettings."""
+from __future__ import annotations
+
+import shlex
+import sys
+from dataclasses import replace
+
+import click
+
+from inproc.errors import UsageError
+from inproc.profile import PROMPT_MODES, MatrixSettings, Profile, load_profile
+
+
+def matrix_options(f):
+    """Flags that override the profile's [matrix] table (None: keep the profile's value)."""
+    for opt in reversed([
+        click.option("--duration", "window_s", type=float, help="Decode window W in seconds."),
+        click.option("--max-output", "max_output", type=int, help="Max output tokens per request M."),
+        click.option("--prompt-mode", type=click.Choice(PROMPT_MODES), help="shared: one primed context per cell; distinct: one per request."),
+        click.option("--temperature", type=float, help="Sampling temperature of every request."),
+        click.option("--seed", type=int, help="Prompt seed (default: a new random one, recorded)."),
+        click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override an engine argument (repeatable)."),
+        click.option("--out", type=click.Path(dir_okay=False), help="Results JSON path."),
+        click.option("--force", is_flag=True, help="Overwrite an existing results file."),
+    ]):
+        f = opt(f)
+    return f
+
+
+def load(profile_path: str, sets: tuple[str, ...]) -> Profile:
+    profile = load_profile(profile_path)
+    return profile.with_overrides(tuple(sets)) if sets else profile
+
+
+def settings_with(base: MatrixSettings, **flags) -> MatrixSettings:
+    """The profile's matrix settings with every flag that was given applied."""
+    given = {k: v for k, v in flags.items() if v is not None}
+    if given.get("max_output") is not None and given["max_output"] < 1:
+        raise UsageError(f"Bad --max-output {given['max_output']}: it must be at least 1 token.")
+    try:
+        return replace(base, **given)
+    except TypeError as e:  # a programming error, not user input
+        raise AssertionError(e) from None
+
+
+def command_line() -> str:
+    return shlex.join(["inproc", *sys.argv[1:]])
+
+
+def progress_printer():
+    """Progress lines to stderr; on a terminal the in-progress line is overwritten."""
+    tty = sys.stderr.isatty()
+
+    def show(line: str) -> None:
+        if tty and line.endswith("..."):
+            click.echo("\r\033[K" + line, err=True, nl=False)
+        else:
+            click.echo(("\r\033[K" if tty else "") + line, err=True)
+
+    return show

@@ -1,0 +1,39 @@
+"""``inproc run PROFILE``: the prefill row and the whole decode grid, one engine."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import click
+
+from inproc.cli.options import command_line, load, matrix_options, progress_printer, settings_with
+from inproc.render.text import render_matrix
+from inproc.session import run_matrix
+from inproc.units import parse_int_list, parse_token_list
+
+
+@click.command()
+@click.argument("profile_path", metavar="PROFILE")
+@click.option("--contexts", help="Decode contexts, e.g. 8K,16K,32K (K = 1024 tokens).")
+@click.option("--concurrency", help="Concurrency levels, e.g. 1,2,4,8.")
+@click.option("--prefill-contexts", help="Cold-prefill contexts (default: the decode contexts).")
+@click.option("--prefill-samples", type=int, help="Cold-prefill samples per context (a time budget may cut it).")
+@click.option("--resume", type=click.Path(dir_okay=False), help="Continue this results file: skip finished cells.")
+@matrix_options
+def run(profile_path, contexts, concurrency, prefill_contexts, prefill_samples, resume, sets, out, force, seed, **flags):
+    """Measure cold prefill per context, then sustained decode for every context x concurrency cell."""
+    profile = load(profile_path, sets)
+    settings = settings_with(
+        profile.matrix,
+        contexts=parse_token_list(contexts) if contexts else None,
+        concurrency=parse_int_list(concurrency) if concurrency else None,
+        prefill_contexts=parse_token_list(prefill_contexts, "prefill context") if prefill_contexts else None,
+        prefill_samples=prefill_samples,
+        **flags,
+    )
+    if not out and not resume:
+        out = str(Path("results") / f"{profile.name}-{time.strftime('%Y%m%d-%H%M%S')}.json")
+    record = run_matrix(profile, settings, out=out, seed=seed, resume=resume, force=force,
+                        command=command_line(), progress=progress_printer())
+    click.echo(render_matrix(record))
+    click.echo(f"\nresults: {resume or out}")

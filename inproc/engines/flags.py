@@ -1,0 +1,233 @@
+"""Profile engine arguments <-> an engine's own argparse parser (plain Python, no engine import).
+
+Both engines define their command line with argparse (vLLM's ``EngineArgs.add_cli_args``,
+SGLang's ``ServerArgs.add_cli_args``). Rather than mapping names by hand, a profile's
+``{flag-name: value}`` table is rendered back into flags for that parser, and a launch
+command is read by that parser; the helpers here do both directions for any parser.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import difflib
+import functools
+import io
+import json
+import re
+from dataclasses import dataclass
+
+from inproc.errors import UsageError
+
+
+@dataclass(frozen=True)
+class GivenArg:
+    """One argument that a command line sets explicitly, as the engine's parser read it."""
+
+    dest: str
+    name: str  # canonical flag name without dashes, e.g. "tensor-parallel-size"
+    value: object  # what the parser stored
+    raws: tuple[str, ...]  # the strings its type function received (after parser preprocessing)
+
+
+@dataclass(frozen=True)
+class CommandRead:
+    """A launch command as its engine's parser read it, sorted for a profile."""
+
+    model: str
+    engine_args: dict[str, object]  # flag name -> profile value, for the flags kept
+    dropped: dict[str, str]  # "--flag" -> why it is not carried over
+    raws: dict[str, tuple[str, ...]]  # "--flag" -> the strings the parser received (to blank credentials)
+
+
+def option_names(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
+    """Every long flag name (no dashes) a profile may use, mapped to its action.
+
+    ``--no-X`` spellings are left out: a profile says ``X = false`` instead.
+    """
+    names: dict[str, argparse.Action] = {}
+    for action in parser._actions:
+        negated = isinstance(action, argparse.BooleanOptionalAction)
+        for opt in action.option_strings:
+            if opt.startswith("--") and not (negated and opt.startswith("--no-")):
+                names[opt[2:]] = action
+    return names
+
+
+def canonical_name(action: argparse.Action) -> str:
+    """The flag's first long spelling, e.g. ``tensor-parallel-size`` for ``--tensor-parallel-size/-tp``."""
+    return next(o[2:] for o in action.option_strings if o.startswith("--"))
+
+
+def closest(name: str, choices, n: int = 3) -> list[str]:
+    """The valid names nearest to a misspelt one (difflib, then substring matches)."""
+    choices = sorted(set(choices))
+    found = difflib.get_close_matches(name, choices, n=n, cutoff=0.6)
+    if not found:
+        found = [c for c in choices if name in c or c in name][:n]
+    return found
+
+
+def unknown_name_error(name: str, names, label: str, help_hint: str) -> UsageError:
+    near = closest(name, names)
+    hint = f" Closest: {', '.join(near)}." if near else ""
+    return UsageError(f"Unknown {label} argument {name!r}.{hint} See {help_hint} for every argument.")
+
+
+def _flag_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (dict, list, tuple)):
+        return json.dumps(value)
+    return str(value)
+
+
+def render_flags(parser, engine_args: dict[str, object], label: str, help_hint: str) -> list[str]:
+    """Render ``{flag-name: value}`` as flags for ``parser``; names must be the parser's own."""
+    names = option_names(parser)
+    argv: list[str] = []
+    for key, value in engine_args.items():
+        name = key.replace("_", "-")
+        action = names.get(name)
+        if action is None:
+            raise unknown_name_error(key, names, label, help_hint)
+        argv += _render_one(action, name, value, label)
+    return argv
+
+
+def _render_one(action: argparse.Action, name: str, value: object, label: str) -> list[str]:
+    flag = "--" + name
+    if value is None:
+        return []
+    if isinstance(action, argparse.BooleanOptionalAction):
+        if not isinstance(value, bool):
+            raise UsageError(f"{label} argument {name!r} is on/off: write {name} = true or false, not {value!r}.")
+        return [flag] if value else ["--no-" + name]
+    if action.nargs == 0:  # store_true / store_false / store_const: the flag alone sets a constant
+        if value == action.const:
+            return [flag]
+        if value == action.default:
+            return []
+        raise UsageError(
+            f"{label} argument {name!r} is a flag that can only be set to {action.const!r}"
+            f" (default {action.default!r}); got {value!r}."
+        )
+    if isinstance(action, argparse._AppendAction):
+        items = value if isinstance(value, (list, tuple)) else [value]
+        return [x for item in items for x in (flag, _flag_value(item))]
+    if action.nargs in ("+", "*") or isinstance(action.nargs, int):
+        items = value if isinstance(value, (list, tuple)) else [value]
+        return [flag, *[_flag_value(v) for v in items]]
+    return [flag, _flag_value(value)]
+
+
+def _one_line_argparse_error(text: str) -> str:
+    """argparse prints usage then ``prog: error: ...`` (pydantic adds more lines); keep the error."""
+    lines = text.splitlines()
+    start = next((i for i, ln in enumerate(lines) if ": error: " in ln), None)
+    if start is None:
+        kept = [ln for ln in lines if ln.strip()][-1:]
+    else:
+        kept = [lines[start].split(": error: ", 1)[1], *lines[start + 1:]]
+    kept = [ln.strip() for ln in kept if ln.strip() and "errors.pydantic.dev" not in ln]
+    return re.sub(r"\s+", " ", " ".join(kept)) or "invalid arguments"
+
+
+def parse(parser, argv: list[str], label: str) -> argparse.Namespace:
+    """Run the engine's parser; its errors (argparse exit, ValueError) become one :class:`UsageError`."""
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err):
+            return parser.parse_args(argv)
+    except SystemExit:
+        msg = _one_line_argparse_error(err.getvalue())
+    except ValueError as e:  # vLLM's FlexibleArgumentParser raises ValueError for some layouts
+        msg = re.sub(r"\s+", " ", str(e)).strip()
+    raise UsageError(f"{label} rejected the arguments: {msg}")
+
+
+def given_args(parser, argv: list[str], label: str) -> dict[str, GivenArg]:
+    """What ``argv`` sets explicitly, read by ``parser`` (which this call modifies: pass a fresh one).
+
+    Every default becomes ``SUPPRESS``, so only arguments on the command line land in the
+    namespace, however they were spelt (abbreviation, ``_`` for ``-``, dotted JSON keys).
+    Each type function is wrapped to record the exact string it received.
+    """
+    raws: dict[str, list[str]] = {}
+    for action in parser._actions:
+        if action.dest == "help":
+            continue
+        action.default = argparse.SUPPRESS
+        if callable(action.type):
+            action.type = _recording(action.type, raws.setdefault(action.dest, []))
+        elif action.type is None and action.nargs != 0:
+            action.type = _recording(str, raws.setdefault(action.dest, []))
+    ns = parse(parser, argv, label)
+    by_dest = {a.dest: a for a in parser._actions if a.option_strings}
+    out = {}
+    for dest, value in vars(ns).items():
+        action = by_dest.get(dest)
+        name = canonical_name(action) if action else dest
+        out[dest] = GivenArg(dest, name, value, tuple(raws.get(dest, ())))
+    return out
+
+
+def _recording(fn, sink: list[str]):
+    @functools.wraps(fn)
+    def wrapper(text):
+        sink.append(text)
+        return fn(text)
+
+    return wrapper
+
+
+def profile_value(arg: GivenArg) -> object:
+    """A TOML-friendly value that renders back to the same parse: typed scalars, JSON as tables."""
+    value = arg.value
+    if isinstance(value, (list, tuple)) and len(arg.raws) == len(value) and arg.raws:
+        return [_one_value(v, r) for v, r in zip(value, arg.raws)]
+    raw = arg.raws[-1] if arg.raws else None
+    return _one_value(value, raw)
+
+
+def _one_value(value: object, raw: str | None) -> object:
+    if isinstance(value, (bool, int, float)) or (type(value) is str):
+        return value
+    if raw is None:
+        return value
+    try:
+        loaded = json.loads(raw)
+    except ValueError:
+        return raw
+    return loaded if isinstance(loaded, dict) and toml_representable(loaded) else raw
+
+
+def toml_representable(value: object) -> bool:
+    """True when TOML can hold the value (no nulls; tables keyed by strings)."""
+    if value is None:
+        return False
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and toml_representable(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return all(toml_representable(v) for v in value)
+    return isinstance(value, (str, int, float, bool))
+
+
+def exact_values(parser, kept: dict[str, GivenArg], reference, prefix: list[str], label: str) -> dict[str, object]:
+    """Profile values for ``kept`` that ``parser`` reads back exactly as it read the original command.
+
+    Typed values first (numbers, booleans, JSON as tables); any argument that would not
+    come back identical falls back to the very string(s) the engine's parser received.
+    """
+    values = {arg.name: profile_value(arg) for arg in kept.values()}
+    for _ in range(2):
+        ns = parse(parser, prefix + render_flags(parser, values, label, ""), label)
+        bad = [a for a in kept.values() if getattr(ns, a.dest, None) != getattr(reference, a.dest, None)]
+        if not bad:
+            return values
+        for a in bad:
+            if a.raws:
+                values[a.name] = list(a.raws) if isinstance(a.value, (list, tuple)) else a.raws[-1]
+    raise UsageError(
+        f"Could not carry --{bad[0].name} over exactly: {label} reads it as {getattr(ns, bad[0].dest, None)!r}"
+        f" from the profile but {getattr(reference, bad[0].dest, None)!r} from the command. Please report this."
+    )

@@ -1,0 +1,236 @@
+"""Launch profiles: which engine, which model, its arguments, and the matrix to run.
+
+A profile is a TOML file (see ``launch_profiles/`` and ``docs/profiles.md``). Engine
+arguments keep the engine's own CLI names (``tensor-parallel-size``, ``compilation-config``
+as a table); adapters render them back into the engine's parser. Relative model paths are
+resolved against the profile's folder. Plain Python: no engine is imported here.
+"""
+from __future__ import annotations
+
+import os
+import tomllib
+import typing
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Literal
+
+from inproc.errors import UsageError
+from inproc.units import parse_tokens
+
+ENGINES = ("vllm", "sglang")
+PROMPT_MODES = ("shared", "distinct")
+PREFILL_MODES = ("cold", "warmup")
+TOP_LEVEL_KEYS = ("engine", "model", "hardware", "notes", "gpus", "engine_args", "env", "matrix")
+# The model is the profile's top-level `model`; these engine flags would name it a second time.
+MODEL_FLAGS = ("model", "model-path", "model-tag")
+
+
+@dataclass(frozen=True)
+class MatrixSettings:
+    """What the speed-test matrix measures; every field is also a CLI flag of ``inproc run``."""
+
+    contexts: tuple[int, ...] = (8192, 16384, 32768, 65536, 131072, 262144, 524288, 1043456)
+    concurrency: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128)
+    window_s: float = 30.0
+    max_output: int = 4096
+    prompt_mode: Literal["shared", "distinct"] = "shared"
+    prefill_contexts: tuple[int, ...] | None = None  # None: the decode contexts
+    prefill_samples: int = 2
+    prefill_budget_s: float = 60.0
+    temperature: float = 1.0
+    suffix_tokens: int = 32  # unique tokens after the shared context (shared mode)
+    # How the reference measured prefill: "cold" = a separate cold-cache pass (vLLM reference),
+    # "warmup" = TTFT taken during the decode warm-up (SGLang reference).
+    prefill_mode: Literal["cold", "warmup"] = "cold"
+
+    def __post_init__(self) -> None:
+        if self.prompt_mode not in PROMPT_MODES:
+            raise UsageError(
+                f"Unknown prompt mode {self.prompt_mode!r}. Known modes: {', '.join(PROMPT_MODES)}."
+            )
+        if self.prefill_mode not in PREFILL_MODES:
+            raise UsageError(
+                f"Unknown prefill mode {self.prefill_mode!r}. Known modes: {', '.join(PREFILL_MODES)}."
+            )
+        if self.window_s <= 0:
+            raise UsageError(f"Bad window {self.window_s!r} s: it must be above 0.")
+        if self.max_output < 1:
+            raise UsageError(f"Bad max output {self.max_output!r}: it must be at least 1 token.")
+        if any(c < 1 for c in self.concurrency):
+            raise UsageError(f"Bad concurrency {min(self.concurrency)}: it must be at least 1.")
+        if self.prefill_samples < 1:
+            raise UsageError(f"Bad prefill samples {self.prefill_samples!r}: it must be at least 1.")
+        if self.temperature < 0:
+            raise UsageError(f"Bad temperature {self.temperature!r}: it must be 0 or more.")
+
+    @property
+    def prefill_list(self) -> tuple[int, ...]:
+        return self.prefill_contexts if self.prefill_contexts is not None else self.contexts
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A launch profile, resolved: engine arguments as the engine's CLI names them."""
+
+    name: str
+    engine: Literal["vllm", "sglang"]
+    model: str
+    engine_args: dict[str, object] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
+    matrix: MatrixSettings = field(default_factory=MatrixSettings)
+    hardware: str = ""
+    notes: str = ""
+    gpus: int = 0
+    path: str = ""
+    overrides: tuple[str, ...] = ()  # the --set KEY=VALUE strings applied, in order
+
+    def with_overrides(self, sets: tuple[str, ...]) -> "Profile":
+        """Apply ``--set KEY=VALUE`` engine-argument overrides (VALUE parsed as TOML when it can be)."""
+        args = dict(self.engine_args)
+        for item in sets:
+            key, sep, raw = item.partition("=")
+            key = key.strip().replace("_", "-")
+            if not sep or not key:
+                raise UsageError(f"Bad --set {item!r}. Use --set KEY=VALUE, e.g. --set max-num-seqs=4.")
+            if key in MODEL_FLAGS:
+                raise UsageError(f"Bad --set {item!r}: the model is the profile's 'model' key, not an engine argument.")
+            args[key] = _parse_value(raw)
+        return replace(self, engine_args=args, overrides=self.overrides + tuple(sets))
+
+
+def _parse_value(raw: str) -> object:
+    try:
+        return tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        return raw
+
+
+def _matrix_from_table(table: object, where: str) -> MatrixSettings:
+    if not isinstance(table, dict):
+        raise UsageError(f"{where}: [matrix] must be a table, e.g. [matrix] window_s = 30.")
+    hints = typing.get_type_hints(MatrixSettings)
+    known = [f.name for f in fields(MatrixSettings)]
+    kwargs: dict[str, object] = {}
+    for key, value in table.items():
+        if key not in hints:
+            raise UsageError(f"{where}: unknown [matrix] key {key!r}. Known keys: {', '.join(known)}.")
+        kwargs[key] = _matrix_value(key, value, hints[key], where)
+    try:
+        return MatrixSettings(**kwargs)
+    except UsageError as e:
+        raise UsageError(f"{where}: [matrix] {e}") from None
+
+
+def _matrix_value(key: str, value: object, hint: object, where: str) -> object:
+    """Check one [matrix] value against the MatrixSettings field type (the one schema)."""
+    if "tuple" in str(hint):  # contexts / prefill_contexts / concurrency: lists
+        if not isinstance(value, list) or not value:
+            raise UsageError(f"{where}: [matrix] {key} must be a non-empty list, e.g. {key} = [\"8K\", \"16K\"]; got {value!r}.")
+        if key == "concurrency":
+            if not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+                raise UsageError(f"{where}: [matrix] concurrency must be whole numbers, e.g. [1, 2, 4]; got {value!r}.")
+            return tuple(value)
+        return tuple(parse_tokens(v, key.replace("_", " ")) for v in value)
+    if hint in (int, float):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or (hint is int and not isinstance(value, int)):
+            raise UsageError(f"{where}: [matrix] {key} must be {'a whole number' if hint is int else 'a number'}; got {value!r}.")
+        return value
+    if not isinstance(value, str):
+        raise UsageError(f"{where}: [matrix] {key} must be a string; got {value!r}.")
+    return value
+
+
+def _engine_args(table: object, where: str) -> dict[str, object]:
+    if not isinstance(table, dict):
+        raise UsageError(f"{where}: [engine_args] must be a table of engine flags, e.g. tensor-parallel-size = 8.")
+    out: dict[str, object] = {}
+    for key, value in table.items():
+        name = key.replace("_", "-")
+        if name in MODEL_FLAGS:
+            raise UsageError(f"{where}: engine argument {key!r} names the model; use the top-level 'model' key.")
+        if name in out:
+            raise UsageError(f"{where}: engine argument {name!r} is given twice (as '-' and '_' spellings).")
+        if _has_datetime(value):
+            raise UsageError(f"{where}: engine argument {key!r} holds a TOML date/time; engines take strings, numbers, booleans, lists or tables.")
+        out[name] = value
+    return out
+
+
+def _has_datetime(value: object) -> bool:
+    import datetime
+
+    if isinstance(value, (datetime.date, datetime.time)):
+        return True
+    if isinstance(value, dict):
+        return any(_has_datetime(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_datetime(v) for v in value)
+    return False
+
+
+def _env(table: object, where: str) -> dict[str, str]:
+    if not isinstance(table, dict):
+        raise UsageError(f"{where}: [env] must be a table of environment variables, e.g. VLLM_CPU_KVCACHE_SPACE = \"1\".")
+    out = {}
+    for key, value in table.items():
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            raise UsageError(f"{where}: [env] {key} must be a string or number (env vars are text), e.g. {key} = \"1\"; got {value!r}.")
+        out[key] = str(value)
+    return out
+
+
+def _resolve_model(model: object, folder: Path, where: str) -> str:
+    if not isinstance(model, str) or not model.strip():
+        raise UsageError(f"{where}: 'model' must be a local path or a model id, e.g. model = \"models/tiny-llama\".")
+    if model.startswith("~"):
+        return str(Path(model).expanduser())
+    local = folder / model
+    if model.startswith((".", "/")) or local.exists():
+        return str(local.resolve())
+    return model
+
+
+def load_profile(path: str | os.PathLike) -> Profile:
+    """Read and check a profile file; every problem is a one-line :class:`UsageError`."""
+    p = Path(path)
+    if not p.is_file():
+        raise UsageError(f"No profile file at {str(path)!r}. Profiles shipped: {', '.join(shipped_profiles())}.")
+    try:
+        data = tomllib.loads(p.read_text())
+    except tomllib.TOMLDecodeError as e:
+        raise UsageError(f"{p}: not valid TOML ({e}).") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{p}: not a text file; a profile is TOML (see docs/profiles.md).") from None
+    unknown = sorted(set(data) - set(TOP_LEVEL_KEYS))
+    if unknown:
+        raise UsageError(f"{p}: unknown key {unknown[0]!r}. Known keys: {', '.join(TOP_LEVEL_KEYS)}.")
+    engine = data.get("engine")
+    if engine not in ENGINES:
+        raise UsageError(f"{p}: unknown engine {engine!r}. Known engines: {', '.join(ENGINES)}.")
+    gpus = data.get("gpus", 0)
+    if isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 0:
+        raise UsageError(f"{p}: 'gpus' must be a whole number of GPUs (0 for a CPU profile); got {gpus!r}.")
+    for key in ("hardware", "notes"):
+        if not isinstance(data.get(key, ""), str):
+            raise UsageError(f"{p}: {key!r} is free text; write it as a string.")
+    return Profile(
+        name=p.stem,
+        engine=engine,
+        model=_resolve_model(data.get("model"), p.parent, str(p)),
+        engine_args=_engine_args(data.get("engine_args", {}), str(p)),
+        env=_env(data.get("env", {}), str(p)),
+        matrix=_matrix_from_table(data.get("matrix", {}), str(p)),
+        hardware=data.get("hardware", ""),
+        notes=data.get("notes", ""),
+        gpus=gpus,
+        path=str(p.resolve()),
+    )
+
+
+def profiles_dir() -> Path:
+    return Path(__file__).resolve().parent.parent / "launch_profiles"
+
+
+def shipped_profiles() -> list[str]:
+    d = profiles_dir()
+    return sorted(str(f.relative_to(d.parent)) for f in d.glob("*.toml")) if d.is_dir() else []

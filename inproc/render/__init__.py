@@ -1,0 +1,1 @@
+"""Renderers: results -> text for people (terminal matrix, Markdown, HTML, CSV)."""

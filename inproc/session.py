@@ -1,0 +1,97 @@
+"""One measuring session: profile + settings -> engine -> plan -> results file.
+
+This is the library call behind ``inproc run`` and ``inproc cell``; the CLI only parses
+flags, calls :func:`run_matrix`, and renders.
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import secrets
+from dataclasses import asdict
+from pathlib import Path
+
+from inproc.engines import build_engine
+from inproc.errors import UsageError
+from inproc.plan import check_contexts, make_plan
+from inproc.profile import MatrixSettings, Profile
+from inproc.results import RunRecord, load_results
+from inproc.runner import Progress, RunContext, Runner, new_record
+
+
+def declared_max_len(profile: Profile) -> int | None:
+    """The model's maximum length as the profile states it (max-model-len, or config.json)."""
+    for key in ("max-model-len", "context-length"):
+        if key in profile.engine_args:
+            return int(profile.engine_args[key])
+    cfg = Path(profile.model) / "config.json"
+    if cfg.is_file():
+        value = json.loads(cfg.read_text()).get("max_position_embeddings")
+        return int(value) if value else None
+    return None
+
+
+def machine_info() -> dict:
+    """Run metadata; each source optional (full GPU/host collectors live in inproc.telemetry)."""
+    try:
+        from inproc.telemetry import collect_metadata
+    except ImportError:
+        return {"hostname": platform.node(), "platform": platform.platform(), "cpu_count": os.cpu_count(),
+                "python": platform.python_version()}
+    return collect_metadata()
+
+
+def check_output_path(out: str | None, force: bool) -> None:
+    if out and Path(out).exists() and not force:
+        raise UsageError(f"Results file {out!r} exists. Pass --force to overwrite it, or --resume {out} to continue it.")
+
+
+def _same_run(old: RunRecord, profile: Profile, settings: MatrixSettings) -> str:
+    """Why a results file cannot be resumed with this profile and plan ("" when it can)."""
+    mine = {"engine": profile.engine, "model": profile.model, "engine_args": profile.engine_args,
+            "overrides": list(profile.overrides)}
+    theirs = {k: old.profile.get(k) for k in mine}
+    if json.loads(json.dumps(mine)) != theirs:
+        diff = [k for k in mine if json.loads(json.dumps(mine[k])) != theirs[k]]
+        return f"it was made from a different profile ({', '.join(diff)} differ)"
+    plan = {k: v for k, v in asdict(settings).items()}
+    old_plan = {k: old.plan.get(k) for k in plan}
+    if json.loads(json.dumps(plan)) != old_plan:
+        diff = [k for k in plan if json.loads(json.dumps(plan[k])) != old_plan[k]]
+        return f"it was made with a different plan ({', '.join(diff)} differ)"
+    return ""
+
+
+def run_matrix(profile: Profile, settings: MatrixSettings, *, out: str | None, seed: int | None = None,
+               resume: str | None = None, force: bool = False, command: str = "", progress: Progress = lambda s: None) -> RunRecord:
+    """Build the engine, plan the matrix, measure it, and keep the results file current."""
+    old = None
+    if resume:
+        old = load_results(resume)
+        why = _same_run(old, profile, settings)
+        if why:
+            raise UsageError(f"Cannot resume {resume!r}: {why}. Start a new run with --out, or use the same profile and flags.")
+        seed, out = old.plan["seed"], resume
+    else:
+        check_output_path(out, force)
+    limit = declared_max_len(profile)
+    if limit:
+        check_contexts(settings.contexts + settings.prefill_list, limit, "profile's max length")
+    seed = seed if seed is not None else secrets.randbits(31)
+    engine = build_engine(profile)
+    runner = None
+    try:
+        plan = make_plan(settings, engine.info.capacity, seed)
+        record = new_record(profile, plan, engine, command, machine_info())
+        if old is not None:
+            record.prefill, record.decode, record.notes = old.prefill, old.decode, old.notes + ["resumed"]
+        runner = Runner(RunContext(profile, out, progress), engine, plan, record)
+        try:
+            return runner.run()
+        except KeyboardInterrupt:
+            record.notes.append("interrupted (Ctrl-C); resume with --resume")
+            runner.save()
+            raise
+    finally:
+        (runner.engine if runner else engine).shutdown()

@@ -1,0 +1,82 @@
+"""Host sampling: this process's CPU time and RSS, all CPUs' busy time and frequency.
+
+Process CPU time comes from ``os.times()`` (no psutil needed, ~1 us); the rest from
+psutil, imported lazily. RSS and CPU time cover this process only: engine worker
+processes (tensor parallel) are children and are not included.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from inproc.telemetry.series import Probe, SeriesBuffer
+from inproc.telemetry.trace import HOST_COLUMNS
+
+# psutil.cpu_freq() reads one sysfs file per CPU (or parses /proc/cpuinfo), which on a
+# 200-CPU host costs milliseconds: read it on every 10th sample only (1 Hz at 10 Hz).
+CPU_FREQ_EVERY = 10
+
+# psutil.cpu_times() fields that are not busy time. On Linux guest time is already
+# counted inside user / nice, so it is left out rather than counted twice.
+_NOT_BUSY = frozenset({"idle", "iowait", "guest", "guest_nice"})
+
+
+def load_psutil() -> tuple[Any, str | None]:
+    """The psutil module, or ``(None, reason)``."""
+    try:
+        import psutil
+    except ImportError as exc:
+        return None, f"psutil is not installed ({exc})"
+    return psutil, None
+
+
+class HostReader:
+    """Samples the host into a preallocated buffer."""
+
+    def __init__(self, psutil: Any, capacity: int) -> None:
+        self._psutil = psutil
+        self._process = psutil.Process()
+        self.probes = [
+            Probe("process_cpu", ("process_cpu_s",), _process_cpu_s),
+            Probe("host_cpu", ("host_busy_s", "host_total_s"), self._host_cpu_s),
+            Probe("rss", ("rss_bytes",), lambda: (self._process.memory_info().rss,)),
+            Probe("cpu_freq", ("cpu_freq_mhz",), self._cpu_freq_mhz, every=CPU_FREQ_EVERY),
+        ]
+        self.buffer = SeriesBuffer(HOST_COLUMNS, capacity)
+
+    def _host_cpu_s(self) -> tuple[float, float]:
+        """Cumulative (busy, total) CPU seconds over all CPUs."""
+        times = self._psutil.cpu_times()
+        # Sums only, no differences: a sum of non-decreasing floats never decreases,
+        # while total - idle can step back by a rounding error between two samples.
+        busy = 0.0
+        for name, value in zip(times._fields, times):
+            if name not in _NOT_BUSY:
+                busy += value
+        idle = times.idle + getattr(times, "iowait", 0.0)
+        return (busy, busy + idle)
+
+    def _cpu_freq_mhz(self) -> tuple[float]:
+        freq = self._psutil.cpu_freq()
+        if freq is None:  # psutil answers None where the platform has no frequency source
+            raise NotImplementedError("psutil.cpu_freq() gives no frequency on this machine")
+        return (freq.current,)
+
+    def take(self, t_s: float, closing: bool = False) -> None:
+        """Append one sample stamped ``t_s`` (``closing``: the cell's last, read everything)."""
+        self.buffer.take(t_s, self.probes, closing)
+
+    def new_cell(self) -> None:
+        self.buffer.reset()
+        for probe in self.probes:
+            probe.new_cell()
+
+    def series(self):  # -> SampleSeries
+        """This cell's samples as a frozen record."""
+        return self.buffer.snapshot(self.probes)
+
+
+def _process_cpu_s() -> tuple[float]:
+    t = os.times()
+    return (t.user + t.system,)

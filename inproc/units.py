@@ -1,0 +1,59 @@
+"""Context sizes as people write them: ``8K``, ``1M``, ``1019K``, ``1048512``.
+
+K and M are binary (1K = 1024 tokens), as in both reference matrices (1019K = 1,043,456).
+"""
+from __future__ import annotations
+
+import re
+
+from inproc.errors import UsageError
+
+_SIZE = re.compile(r"^\s*(\d+)\s*([kKmM]?)\s*$")
+_MULT = {"": 1, "k": 1024, "m": 1024 * 1024}
+
+
+def parse_tokens(text: str | int, what: str = "context") -> int:
+    """Parse ``8K`` / ``1M`` / ``1048512`` into a positive token count."""
+    if isinstance(text, int) and not isinstance(text, bool):
+        value = text
+    else:
+        m = _SIZE.match(str(text))
+        if not m:
+            raise UsageError(
+                f"Bad {what} size {text!r}. Use a whole number of tokens, optionally with K or M "
+                "(1K = 1024): 8K, 1019K, 1M, 1048512."
+            )
+        value = int(m.group(1)) * _MULT[m.group(2).lower()]
+    if value <= 0:
+        raise UsageError(f"Bad {what} size {text!r}: it must be at least 1 token.")
+    return value
+
+
+def parse_token_list(text: str, what: str = "context") -> tuple[int, ...]:
+    """Parse a comma-separated list of sizes, e.g. ``256,1K,4K``."""
+    items = [t for t in str(text).split(",") if t.strip()]
+    if not items:
+        raise UsageError(f"Empty {what} list {text!r}. Give comma-separated sizes, e.g. 8K,16K,32K.")
+    return tuple(parse_tokens(t, what) for t in items)
+
+
+def parse_int_list(text: str, what: str = "concurrency") -> tuple[int, ...]:
+    """Parse ``1,2,4,8`` into positive integers."""
+    out = []
+    for t in str(text).split(","):
+        t = t.strip()
+        if not t:
+            continue
+        if not t.isdigit() or int(t) < 1:
+            raise UsageError(f"Bad {what} {t!r}. Give whole numbers of 1 or more, e.g. 1,2,4,8.")
+        out.append(int(t))
+    if not out:
+        raise UsageError(f"Empty {what} list {text!r}. Give whole numbers, e.g. 1,2,4,8.")
+    return tuple(out)
+
+
+def format_tokens(n: int) -> str:
+    """Label a context size the way the references do: 8K, 1024K, else the exact count (1,048,512)."""
+    if n % 1024 == 0:
+        return f"{n // 1024}K"
+    return f"{n:,}"
