@@ -74,7 +74,7 @@ class Driver:
             for d in res.deltas:
                 if d.request_id == req.request_id:
                     _apply(req, d, i)
-        return CellTrace(rec.freeze(), [req], None, 0.0, "", before, self.engine.counters())
+        return CellTrace(rec.freeze(), [req], None, 0.0, "", before, self.engine.counters(), t0)
 
     def prefill_sample(self, prompt: list[int]) -> CellTrace:
         """Cold prefill: cache reset, then one request with a single output token."""
@@ -139,7 +139,7 @@ class Driver:
         self.drain()
         for req in active.values():
             req.finish_reason = req.finish_reason or "abort"
-        return CellTrace(rec.freeze(), done + list(active.values()), open_s, s.window_s, reason, c_start, c_end)
+        return CellTrace(rec.freeze(), done + list(active.values()), open_s, s.window_s, reason, c_start, c_end, t0)
 
 
 def _apply(req: RequestTrace, d, step_index: int) -> bool:

@@ -32,6 +32,7 @@ class PrefillEntry:
     samples: list[CellTrace] = field(default_factory=list)
     checks_passed: tuple[str, ...] = ()
     error: str | None = None
+    extra: dict = field(default_factory=dict)  # telemetry and later additions
 
     def to_dict(self) -> dict:
         f = asdict(self.figures) if self.figures else {}
@@ -47,6 +48,7 @@ class PrefillEntry:
             "prefix_hits": f.get("prefix_hits"),
             "checks_passed": list(self.checks_passed),
             "error": self.error,
+            "extra": self.extra,
             "raw": [s.to_dict() for s in self.samples],
         }
 
@@ -57,7 +59,8 @@ class PrefillEntry:
             figs = PrefillFigures(d["ttft_ms"], d["prompt_tok_s"], d.get("steps"), d["samples"],
                                   d.get("cached_tokens") or 0, d.get("prefix_hits") or 0)
         return cls(d["context"], d["status"], d.get("reason", ""), figs,
-                   [CellTrace.from_dict(s) for s in d.get("raw", [])], tuple(d.get("checks_passed", ())), d.get("error"))
+                   [CellTrace.from_dict(s) for s in d.get("raw", [])], tuple(d.get("checks_passed", ())), d.get("error"),
+                   d.get("extra", {}))
 
 
 @dataclass
@@ -161,6 +164,9 @@ def write_atomic(path: str | os.PathLike, record: RunRecord) -> None:
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.fchmod(fd, 0o666 & ~umask)  # mkstemp makes 0600; a results file is an ordinary file
     try:
         with os.fdopen(fd, "w") as f:
             json.dump(record.to_dict(), f, separators=(",", ":"))

@@ -12,7 +12,9 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Callable
 
+from inproc import metrics as m
 from inproc import status as st
+from inproc.cell_telemetry import CellTelemetry
 from inproc.driver import DecodeSettings, Driver
 from inproc.engines import Engine, build_engine
 from inproc.figures import decode_figures, prefill_figures
@@ -48,9 +50,10 @@ def reproduce_command(profile: Profile, plan: MatrixPlan, cell: CellPlan) -> str
 class Runner:
     """Measures a :class:`MatrixPlan` with one in-process engine."""
 
-    def __init__(self, ctx: RunContext, engine: Engine, plan: MatrixPlan, record: RunRecord) -> None:
+    def __init__(self, ctx: RunContext, engine: Engine, plan: MatrixPlan, record: RunRecord, telemetry=None) -> None:
         self.ctx, self.engine, self.plan, self.record = ctx, engine, plan, record
         self.driver = Driver(engine)
+        self.telemetry = CellTelemetry(telemetry)
         info = engine.info
         self.prompts = PromptFactory(info.vocab_size, plan.seed, info.special_token_ids)
 
@@ -63,17 +66,22 @@ class Runner:
         s = self.plan.settings
         samples, t_start = [], time.perf_counter()
         try:
-            while True:
-                prompt = self.prompts.tokens(context, "prefill", context, len(samples))
-                samples.append(self.driver.prefill_sample(prompt))
-                if len(samples) >= s.prefill_samples or time.perf_counter() - t_start >= s.prefill_budget_s:
-                    break
+            with self.telemetry.sampling():
+                while True:
+                    prompt = self.prompts.tokens(context, "prefill", context, len(samples))
+                    samples.append(self.driver.prefill_sample(prompt))
+                    if len(samples) >= s.prefill_samples or time.perf_counter() - t_start >= s.prefill_budget_s:
+                        break
         except Exception as e:  # noqa: BLE001 - any engine failure becomes an Error entry
             self._recover(e)
             return PrefillEntry(context, st.ERROR, f"{type(e).__name__}: {e}", samples=samples, error=repr(e))
         figs = prefill_figures(samples)
         v = judge_prefill(figs)
-        return PrefillEntry(context, v.status, v.reason, figs, samples, v.checks_passed)
+        # Telemetry window: the first sample's submit to the last sample's first token.
+        first, last = samples[0], samples[-1]
+        tel, _ = self.telemetry.judge(first.clock_origin_s + first.requests[0].submit_s,
+                                      last.clock_origin_s + (m.prefill_ttft_s(last) or 0) + last.requests[0].submit_s, None)
+        return PrefillEntry(context, v.status, v.reason, figs, samples, v.checks_passed, extra={"telemetry": tel} if tel else {})
 
     # -- decode ----------------------------------------------------------
     def run_cell(self, cell: CellPlan) -> DecodeEntry:
@@ -86,13 +94,26 @@ class Runner:
         prompts = CellPrompts(self.prompts, cell.context, cell.concurrency, s.prompt_mode, s.suffix_tokens)
         settings = DecodeSettings(cell.concurrency, s.window_s, cell.max_tokens, s.temperature)
         try:
-            trace = self.driver.decode_cell(prompts, settings)
+            with self.telemetry.sampling():
+                trace = self.driver.decode_cell(prompts, settings)
         except Exception as e:  # noqa: BLE001
             self._recover(e)
             return DecodeEntry(status=st.ERROR, reason=f"{type(e).__name__}: {e}", error=repr(e), **base)
         figs = decode_figures(trace)
         v = judge_decode(figs, cell.concurrency, self.engine.info.capacity, self._looped(trace))
-        return DecodeEntry(status=v.status, reason=v.reason, figures=figs, trace=trace, checks_passed=v.checks_passed, **base)
+        extra, checks = {}, v.checks_passed
+        w = m.window(trace)
+        if w is not None:
+            tel, throttle_ok = self.telemetry.judge(trace.clock_origin_s + w.open_s, trace.clock_origin_s + w.close_s,
+                                                     figs.output_tokens)
+            if tel:
+                extra["telemetry"] = tel
+                if throttle_ok:
+                    checks = checks + ("not_throttled",)
+                elif throttle_ok is False:
+                    extra["throttled"] = tel["throttle"]["reason"]  # kept and flagged, not a status
+        return DecodeEntry(status=v.status, reason=v.reason, figures=figs, trace=trace, checks_passed=checks,
+                           extra=extra, **base)
 
     def _looped(self, trace) -> str:
         return ""

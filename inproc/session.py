@@ -6,13 +6,12 @@ flags, calls :func:`run_matrix`, and renders.
 from __future__ import annotations
 
 import json
-import os
-import platform
 import secrets
 from dataclasses import asdict
 from pathlib import Path
 
 from inproc.engines import build_engine
+from inproc.telemetry import DEFAULT_HZ, collect_metadata, open_telemetry
 from inproc.errors import UsageError
 from inproc.plan import check_contexts, make_plan
 from inproc.profile import MatrixSettings, Profile
@@ -32,14 +31,6 @@ def declared_max_len(profile: Profile) -> int | None:
     return None
 
 
-def machine_info() -> dict:
-    """Run metadata; each source optional (full GPU/host collectors live in inproc.telemetry)."""
-    try:
-        from inproc.telemetry import collect_metadata
-    except ImportError:
-        return {"hostname": platform.node(), "platform": platform.platform(), "cpu_count": os.cpu_count(),
-                "python": platform.python_version()}
-    return collect_metadata()
 
 
 def check_output_path(out: str | None, force: bool) -> None:
@@ -64,7 +55,8 @@ def _same_run(old: RunRecord, profile: Profile, settings: MatrixSettings) -> str
 
 
 def run_matrix(profile: Profile, settings: MatrixSettings, *, out: str | None, seed: int | None = None,
-               resume: str | None = None, force: bool = False, command: str = "", progress: Progress = lambda s: None) -> RunRecord:
+               resume: str | None = None, force: bool = False, command: str = "", progress: Progress = lambda s: None,
+               telemetry_hz: float | None = DEFAULT_HZ) -> RunRecord:
     """Build the engine, plan the matrix, measure it, and keep the results file current."""
     old = None
     if resume:
@@ -80,13 +72,14 @@ def run_matrix(profile: Profile, settings: MatrixSettings, *, out: str | None, s
         check_contexts(settings.contexts + settings.prefill_list, limit, "profile's max length")
     seed = seed if seed is not None else secrets.randbits(31)
     engine = build_engine(profile)
+    telemetry = open_telemetry(hz=telemetry_hz) if telemetry_hz else None
     runner = None
     try:
         plan = make_plan(settings, engine.info.capacity, seed)
-        record = new_record(profile, plan, engine, command, machine_info())
+        record = new_record(profile, plan, engine, command, collect_metadata())
         if old is not None:
             record.prefill, record.decode, record.notes = old.prefill, old.decode, old.notes + ["resumed"]
-        runner = Runner(RunContext(profile, out, progress), engine, plan, record)
+        runner = Runner(RunContext(profile, out, progress), engine, plan, record, telemetry)
         try:
             return runner.run()
         except KeyboardInterrupt:
@@ -95,3 +88,5 @@ def run_matrix(profile: Profile, settings: MatrixSettings, *, out: str | None, s
             raise
     finally:
         (runner.engine if runner else engine).shutdown()
+        if telemetry is not None:
+            telemetry.close()

@@ -141,6 +141,7 @@ class CellTrace:
     window_open_reason: str = ""
     counters_start: dict[str, int] = field(default_factory=dict)  # engine counters at window open
     counters_end: dict[str, int] = field(default_factory=dict)  # ... and at window close
+    clock_origin_s: float = 0.0  # absolute perf_counter() of the cell start (maps telemetry onto the trace)
 
     def to_dict(self) -> dict:
         return {
@@ -151,6 +152,7 @@ class CellTrace:
             "window_open_reason": self.window_open_reason,
             "counters_start": self.counters_start,
             "counters_end": self.counters_end,
+            "clock_origin_s": self.clock_origin_s,
         }
 
     @classmethod
@@ -163,4 +165,5 @@ class CellTrace:
             window_open_reason=d.get("window_open_reason", ""),
             counters_start=d.get("counters_start", {}),
             counters_end=d.get("counters_end", {}),
+            clock_origin_s=d.get("clock_origin_s", 0.0),
         )
