@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from inproc.engines.base import Engine, RequestSpec
+from inproc.interrupt import RunInterrupted
 from inproc.prompts import CellPrompts
 from inproc.trace import CellTrace, RequestTrace, StepRecorder
 
@@ -36,10 +37,17 @@ class EngineNotIdle(RuntimeError):
 class Driver:
     """Steps one engine; every measurement starts and ends with the engine idle."""
 
-    def __init__(self, engine: Engine, clock: Clock = time.perf_counter) -> None:
+    def __init__(self, engine: Engine, clock: Clock = time.perf_counter, should_stop: Callable[[], bool] = lambda: False) -> None:
         self.engine = engine
         self.clock = clock
+        self.should_stop = should_stop  # checked at every step boundary (Ctrl-C)
         self._next_id = 0
+
+    def _stop(self, in_flight: list[str]) -> None:
+        """Leave the engine idle and abandon the measurement in progress."""
+        self.engine.abort(in_flight)
+        self.drain()
+        raise RunInterrupted("stopped at a step boundary on request")
 
     def _new_id(self, tag: str) -> str:
         self._next_id += 1
@@ -74,6 +82,8 @@ class Driver:
             for d in res.deltas:
                 if d.request_id == req.request_id:
                     _apply(req, d, i)
+            if self.should_stop():
+                self._stop([req.request_id])
         return CellTrace(rec.freeze(), [req], None, 0.0, "", before, self.engine.counters(), t0)
 
     def prefill_sample(self, prompt: list[int]) -> CellTrace:
@@ -133,6 +143,8 @@ class Driver:
                 break  # this step ends past the window: it and its counts stay outside
             else:
                 c_end = eng.counters()  # counters as of the last step inside the window
+            if self.should_stop():
+                self._stop(list(active))
             for _ in range(finished):
                 submit(False)
         eng.abort(list(active))

@@ -18,6 +18,7 @@ from inproc.cell_telemetry import CellTelemetry
 from inproc.driver import DecodeSettings, Driver
 from inproc.engines import Engine, build_engine
 from inproc.figures import decode_figures, prefill_figures
+from inproc.interrupt import RunInterrupted
 from inproc.judge import judge_decode, judge_prefill
 from inproc.plan import CellPlan, MatrixPlan
 from inproc.profile import Profile
@@ -34,6 +35,7 @@ class RunContext:
     profile: Profile
     out_path: str | None
     progress: Progress = lambda line: None
+    should_stop: Callable[[], bool] = lambda: False  # Ctrl-C requested
 
 
 def reproduce_command(profile: Profile, plan: MatrixPlan, cell: CellPlan) -> str:
@@ -52,7 +54,7 @@ class Runner:
 
     def __init__(self, ctx: RunContext, engine: Engine, plan: MatrixPlan, record: RunRecord, telemetry=None) -> None:
         self.ctx, self.engine, self.plan, self.record = ctx, engine, plan, record
-        self.driver = Driver(engine)
+        self.driver = Driver(engine, should_stop=ctx.should_stop)
         self.telemetry = CellTelemetry(telemetry)
         info = engine.info
         self.prompts = PromptFactory(info.vocab_size, plan.seed, info.special_token_ids)
@@ -72,6 +74,8 @@ class Runner:
                     samples.append(self.driver.prefill_sample(prompt))
                     if len(samples) >= s.prefill_samples or time.perf_counter() - t_start >= s.prefill_budget_s:
                         break
+        except RunInterrupted:
+            raise
         except Exception as e:  # noqa: BLE001 - any engine failure becomes an Error entry
             self._recover(e)
             return PrefillEntry(context, st.ERROR, f"{type(e).__name__}: {e}", samples=samples, error=repr(e))
@@ -96,6 +100,8 @@ class Runner:
         try:
             with self.telemetry.sampling():
                 trace = self.driver.decode_cell(prompts, settings)
+        except RunInterrupted:
+            raise
         except Exception as e:  # noqa: BLE001
             self._recover(e)
             return DecodeEntry(status=st.ERROR, reason=f"{type(e).__name__}: {e}", error=repr(e), **base)
@@ -130,7 +136,7 @@ class Runner:
         except Exception:  # noqa: BLE001
             pass
         self.engine = build_engine(self.ctx.profile)
-        self.driver = Driver(self.engine)
+        self.driver = Driver(self.engine, should_stop=self.ctx.should_stop)
         self.record.notes.append(f"engine rebuilt after {type(error).__name__}: {error}")
 
     # -- the whole matrix --------------------------------------------------

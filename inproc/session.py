@@ -13,6 +13,7 @@ from pathlib import Path
 from inproc.engines import build_engine
 from inproc.telemetry import DEFAULT_HZ, collect_metadata, open_telemetry
 from inproc.errors import UsageError
+from inproc.interrupt import RunInterrupted, graceful_sigint
 from inproc.plan import check_contexts, make_plan
 from inproc.profile import MatrixSettings, Profile
 from inproc.results import RunRecord, load_results
@@ -79,13 +80,14 @@ def run_matrix(profile: Profile, settings: MatrixSettings, *, out: str | None, s
         record = new_record(profile, plan, engine, command, collect_metadata())
         if old is not None:
             record.prefill, record.decode, record.notes = old.prefill, old.decode, old.notes + ["resumed"]
-        runner = Runner(RunContext(profile, out, progress), engine, plan, record, telemetry)
-        try:
-            return runner.run()
-        except KeyboardInterrupt:
-            record.notes.append("interrupted (Ctrl-C); resume with --resume")
-            runner.save()
-            raise
+        with graceful_sigint() as stop:
+            runner = Runner(RunContext(profile, out, progress, stop), engine, plan, record, telemetry)
+            try:
+                return runner.run()
+            except (RunInterrupted, KeyboardInterrupt):
+                record.notes.append("interrupted (Ctrl-C); resume with --resume")
+                runner.save()
+                raise RunInterrupted(f"interrupted; everything measured so far is saved in {out}") from None
     finally:
         (runner.engine if runner else engine).shutdown()
         if telemetry is not None:

@@ -59,3 +59,21 @@ def test_sigkill_then_resume(tmp_path):
         after = next(c for c in final["decode"] if (c["context"], c["concurrency"]) == (before["context"], before["concurrency"]))
         assert after["trace"] == before["trace"] and after["total_tok_s"] == before["total_tok_s"]
     assert all(c["status"] in (st.VALID, st.QUEUED) for c in final["decode"])
+
+
+@needs_vllm
+def test_ctrl_c_saves_a_valid_file(tmp_path):
+    out = tmp_path / "r.json"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    cmd = [sys.executable, "-m", "inproc", "run", str(DEFAULT_PROFILE), *FLAGS, "--out", str(out)]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 300
+    while time.time() < deadline and not ((rec := _entries(out)) and len(rec["decode"]) >= 1):
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err[-2000:]
+    assert "Traceback" not in err and "saved" in err
+    rec = json.loads(out.read_text())
+    assert not rec["finished"] and any("interrupted" in n for n in rec["notes"])
+    assert 1 <= len(rec["decode"]) < 6

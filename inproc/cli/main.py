@@ -8,9 +8,11 @@ import click
 from inproc import __version__
 from inproc.cli.cell_cmd import cell
 from inproc.cli.profile_cmd import profile
+from inproc.cli.report_cmd import report
 from inproc.cli.run_cmd import run
 from inproc.engines.base import EngineBuildError
 from inproc.errors import UsageError
+from inproc.interrupt import RunInterrupted
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -22,17 +24,18 @@ def cli() -> None:
 cli.add_command(run)
 cli.add_command(cell)
 cli.add_command(profile)
+cli.add_command(report)
 
 
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI; user mistakes print one line and exit 2, never a traceback."""
     try:
         rv = cli.main(args=argv, prog_name="inproc", standalone_mode=False)
-    except click.exceptions.Abort:
-        click.echo("Aborted.", err=True)
+    except RunInterrupted as e:
+        click.echo(f"\nStopped: {e}", err=True)
         sys.exit(130)
-    except KeyboardInterrupt:
-        click.echo("Interrupted; everything measured so far is saved.", err=True)
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        click.echo("\nAborted.", err=True)
         sys.exit(130)
     except click.UsageError as e:
         hint = f" (see 'inproc {e.ctx.info_name} --help')" if e.ctx is not None and e.ctx.info_name != "inproc" else ""
