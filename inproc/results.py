@@ -159,23 +159,28 @@ class RunRecord:
                    list(d.get("notes", [])))
 
 
-def write_atomic(path: str | os.PathLike, record: RunRecord) -> None:
-    """Write via a temp file in the same folder and ``os.replace``: never a half-written file."""
+def write_text_atomic(path: str | os.PathLike, text: str) -> None:
+    """Temp file in the same folder, fsync, then ``os.replace``: a reader never sees half a file."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
     umask = os.umask(0)
     os.umask(umask)
-    os.fchmod(fd, 0o666 & ~umask)  # mkstemp makes 0600; a results file is an ordinary file
+    os.fchmod(fd, 0o666 & ~umask)  # mkstemp makes 0600; results and reports are ordinary files
     try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(record.to_dict(), f, separators=(",", ":"))
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, p)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_atomic(path: str | os.PathLike, record: RunRecord) -> None:
+    """Write a results file atomically (see :func:`write_text_atomic`)."""
+    write_text_atomic(path, json.dumps(record.to_dict(), separators=(",", ":")))
 
 
 def load_results(path: str | os.PathLike) -> RunRecord:
@@ -187,7 +192,13 @@ def load_results(path: str | os.PathLike) -> RunRecord:
         data = json.loads(p.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise UsageError(f"{p}: not a results file (invalid JSON: {e}).") from None
-    version = data.get("schema_version") if isinstance(data, dict) else None
+    if not isinstance(data, dict) or "schema_version" not in data:
+        raise UsageError(f"{p}: not an inproc results file (no schema_version). Give the JSON written by 'inproc run --out'.")
+    version = data["schema_version"]
     if version != SCHEMA_VERSION:
         raise UsageError(f"{p}: schema_version {version!r} is not supported; this inproc reads version {SCHEMA_VERSION}.")
-    return RunRecord.from_dict(data)
+    try:
+        return RunRecord.from_dict(data)
+    except (KeyError, TypeError, ValueError, AttributeError) as e:  # right version, wrong content
+        raise UsageError(f"{p}: not a results file ({type(e).__name__}: {e}). "
+                         "Give the JSON written by 'inproc run --out'.") from None

@@ -19,6 +19,7 @@ from inproc.driver import DecodeSettings, Driver
 from inproc.engines import Engine, build_engine
 from inproc.figures import decode_figures, prefill_figures
 from inproc.interrupt import RunInterrupted
+from inproc.loops import LoopSettings, judge_cell_loops
 from inproc.judge import judge_decode, judge_prefill
 from inproc.plan import CellPlan, MatrixPlan
 from inproc.profile import Profile
@@ -36,6 +37,7 @@ class RunContext:
     out_path: str | None
     progress: Progress = lambda line: None
     should_stop: Callable[[], bool] = lambda: False  # Ctrl-C requested
+    loops: LoopSettings = LoopSettings()
 
 
 def reproduce_command(profile: Profile, plan: MatrixPlan, cell: CellPlan) -> str:
@@ -122,7 +124,8 @@ class Runner:
                            extra=extra, **base)
 
     def _looped(self, trace) -> str:
-        return ""
+        """The loop detector's reason over every request's output ids ("" when none looped)."""
+        return judge_cell_loops(trace.requests, self.ctx.loops)
 
     def _recover(self, error: Exception) -> None:
         """After a failure: back to idle, or rebuild the engine if that is impossible."""

@@ -14,6 +14,7 @@ from inproc.engines import build_engine
 from inproc.telemetry import DEFAULT_HZ, collect_metadata, open_telemetry
 from inproc.errors import UsageError
 from inproc.interrupt import RunInterrupted, graceful_sigint
+from inproc.loops import LoopSettings
 from inproc.plan import check_contexts, make_plan
 from inproc.profile import MatrixSettings, Profile
 from inproc.results import RunRecord, load_results
@@ -57,7 +58,7 @@ def _same_run(old: RunRecord, profile: Profile, settings: MatrixSettings) -> str
 
 def run_matrix(profile: Profile, settings: MatrixSettings, *, out: str | None, seed: int | None = None,
                resume: str | None = None, force: bool = False, command: str = "", progress: Progress = lambda s: None,
-               telemetry_hz: float | None = DEFAULT_HZ) -> RunRecord:
+               telemetry_hz: float | None = DEFAULT_HZ, loops: LoopSettings = LoopSettings()) -> RunRecord:
     """Build the engine, plan the matrix, measure it, and keep the results file current."""
     old = None
     if resume:
@@ -72,16 +73,23 @@ def run_matrix(profile: Profile, settings: MatrixSettings, *, out: str | None, s
     if limit:
         check_contexts(settings.contexts + settings.prefill_list, limit, "profile's max length")
     seed = seed if seed is not None else secrets.randbits(31)
-    engine = build_engine(profile)
-    telemetry = open_telemetry(hz=telemetry_hz) if telemetry_hz else None
+    telemetry = open_telemetry(hz=telemetry_hz) if telemetry_hz else None  # checks the rate first
+    try:
+        engine = build_engine(profile)
+    except BaseException:
+        if telemetry is not None:
+            telemetry.close()
+        raise
     runner = None
     try:
         plan = make_plan(settings, engine.info.capacity, seed)
         record = new_record(profile, plan, engine, command, collect_metadata())
+        record.plan["loop_check"] = asdict(loops)
+        record.plan["telemetry_hz"] = telemetry_hz
         if old is not None:
             record.prefill, record.decode, record.notes = old.prefill, old.decode, old.notes + ["resumed"]
         with graceful_sigint() as stop:
-            runner = Runner(RunContext(profile, out, progress, stop), engine, plan, record, telemetry)
+            runner = Runner(RunContext(profile, out, progress, stop, loops), engine, plan, record, telemetry)
             try:
                 return runner.run()
             except (RunInterrupted, KeyboardInterrupt):

@@ -24,8 +24,9 @@ LEGEND = {
     "the engine's KV cache (blocks counted as the engine allocates them).",
     EXCEEDS_MAX_LEN: "Exceeds max model length: the context plus at least one output token is more than "
     "the engine accepts; not run.",
-    LOOPED: "Looped: the model kept repeating the same tokens, so the figures are discarded "
-    "(repetition inflates speculative-decoding acceptance); raw data kept.",
-    ERROR: "Error: the engine raised inside this cell; the message is in the record.",
+    LOOPED: "Looped: the model kept repeating the same tokens, so the cell's figures are not shown "
+    "(repetition inflates speculative-decoding acceptance); the reason names the requests, period and repeats, "
+    "and the raw data stays in the results file.",
+    ERROR: "Error: the engine raised inside this cell; the reason gives the message and the matrix went on.",
     PENDING: "Pending: planned but not measured yet.",
 }

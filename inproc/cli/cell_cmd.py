@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import click
 
-from inproc.cli.options import command_line, load, matrix_options, progress_printer, settings_with
+from inproc.cli.options import command_line, load, loop_settings, matrix_options, progress_printer, settings_with
 from inproc.errors import UsageError
 from inproc.render.text import render_matrix
 from inproc.session import run_matrix
@@ -19,7 +19,7 @@ from inproc.units import parse_int_list, parse_tokens
 @click.option("--concurrency", required=True, help="Requests in flight C.")
 @click.option("--prefill", is_flag=True, help="Also measure cold prefill at this context first.")
 @matrix_options
-def cell(profile_path, context, concurrency, prefill, sets, out, force, seed, **flags):
+def cell(profile_path, context, concurrency, prefill, sets, out, force, seed, loop_check, telemetry_hz, **flags):
     """Measure one sustained-decode cell (and optionally its cold prefill)."""
     profile = load(profile_path, sets)
     L = parse_tokens(context)
@@ -27,7 +27,8 @@ def cell(profile_path, context, concurrency, prefill, sets, out, force, seed, **
     if len(C) != 1:
         raise UsageError(f"Bad --concurrency {concurrency!r}: one cell takes one level; use 'inproc run' for several.")
     settings = settings_with(profile.matrix, contexts=(L,), concurrency=C, prefill_contexts=(L,) if prefill else (), **flags)
-    record = run_matrix(profile, settings, out=out, seed=seed, force=force, command=command_line(),
+    record = run_matrix(profile, settings, out=out, seed=seed, force=force, command=command_line(), loops=loop_settings(loop_check),
+                        telemetry_hz=telemetry_hz or None,
                         progress=progress_printer())
     click.echo(render_matrix(record))
     if out:

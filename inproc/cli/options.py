@@ -8,7 +8,9 @@ from dataclasses import replace
 import click
 
 from inproc.errors import UsageError
+from inproc.loops import LoopSettings
 from inproc.profile import PROMPT_MODES, MatrixSettings, Profile, load_profile
+from inproc.telemetry import DEFAULT_HZ
 
 
 def matrix_options(f):
@@ -22,6 +24,9 @@ def matrix_options(f):
         click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override an engine argument (repeatable)."),
         click.option("--out", type=click.Path(dir_okay=False), help="Results JSON path."),
         click.option("--force", is_flag=True, help="Overwrite an existing results file."),
+        click.option("--loop-check/--no-loop-check", default=True, help="Mark cells whose outputs repeat as Looped."),
+        click.option("--telemetry-hz", type=float, default=DEFAULT_HZ, show_default=True,
+                     help="Telemetry samples per second (at most 20; 0 turns sampling off)."),
     ]):
         f = opt(f)
     return f
@@ -58,3 +63,7 @@ def progress_printer():
             click.echo(("\r\033[K" if tty else "") + line, err=True)
 
     return show
+
+
+def loop_settings(enabled: bool) -> LoopSettings:
+    return LoopSettings(enabled=enabled)

@@ -6,8 +6,10 @@ from pathlib import Path
 
 import click
 
-from inproc.cli.options import command_line, load, matrix_options, progress_printer, settings_with
+from inproc.cli.options import command_line, load, loop_settings, matrix_options, progress_printer, settings_with
+from inproc.render.markdown import render_markdown
 from inproc.render.text import render_matrix
+from inproc.results import write_text_atomic
 from inproc.session import run_matrix
 from inproc.units import parse_int_list, parse_token_list
 
@@ -20,7 +22,7 @@ from inproc.units import parse_int_list, parse_token_list
 @click.option("--prefill-samples", type=int, help="Cold-prefill samples per context (a time budget may cut it).")
 @click.option("--resume", type=click.Path(dir_okay=False), help="Continue this results file: skip finished cells.")
 @matrix_options
-def run(profile_path, contexts, concurrency, prefill_contexts, prefill_samples, resume, sets, out, force, seed, **flags):
+def run(profile_path, contexts, concurrency, prefill_contexts, prefill_samples, resume, sets, out, force, seed, loop_check, telemetry_hz, **flags):
     """Measure cold prefill per context, then sustained decode for every context x concurrency cell."""
     profile = load(profile_path, sets)
     settings = settings_with(
@@ -34,6 +36,9 @@ def run(profile_path, contexts, concurrency, prefill_contexts, prefill_samples, 
     if not out and not resume:
         out = str(Path("results") / f"{profile.name}-{time.strftime('%Y%m%d-%H%M%S')}.json")
     record = run_matrix(profile, settings, out=out, seed=seed, resume=resume, force=force,
-                        command=command_line(), progress=progress_printer())
+                        command=command_line(), loops=loop_settings(loop_check),
+                        telemetry_hz=telemetry_hz or None, progress=progress_printer())
     click.echo(render_matrix(record))
-    click.echo(f"\nresults: {resume or out}")
+    results = Path(resume or out)
+    write_text_atomic(results.with_suffix(".md"), render_markdown(record))
+    click.echo(f"\nresults: {results}\nreport:  {results.with_suffix('.md')}")

@@ -14,10 +14,12 @@ def tok_s(v: float | None) -> str:
 
 
 def ms(v: float | None, digits: int = 0) -> str:
+    """Milliseconds: TTFT as 574 ms (digits=0), time between tokens as 7.2 ms (digits=1)."""
     return DASH if v is None else f"{v:,.{digits}f} ms"
 
 
 def secs(v: float | None) -> str:
+    """Seconds, one decimal: 30.0 s."""
     return DASH if v is None else f"{v:.1f} s"
 
 
@@ -25,3 +27,35 @@ def num(v: float | int | None, digits: int = 0) -> str:
     if v is None:
         return DASH
     return f"{v:,.{digits}f}" if isinstance(v, float) else f"{v:,}"
+
+
+def fixed(v: float | None, digits: int = 2) -> str:
+    """A plain decimal with thousands separators (Average active requests: 1.02, 128.00)."""
+    return DASH if v is None else f"{v:,.{digits}f}"
+
+
+def pct(v: float | None, digits: int = 1) -> str:
+    """A share: 0.0123 -> 1.2%."""
+    return DASH if v is None else f"{v * 100:.{digits}f}%"
+
+
+def unit(v: float | None, name: str, digits: int = 0) -> str:
+    """A value with its unit after a space: 612 W, 1,755 MHz, 0.52 J."""
+    return DASH if v is None else f"{v:,.{digits}f} {name}"
+
+
+def joules(v: float | None) -> str:
+    """Energy: three significant figures below 100 J (a per-token figure is small), else whole J."""
+    if v is None:
+        return DASH
+    return f"{v:,.0f} J" if abs(v) >= 100 else f"{v:.3g} J"
+
+
+def mib(v: float | None) -> str:
+    """Bytes as MiB (resident memory)."""
+    return DASH if v is None else f"{v / 2**20:,.0f} MiB"
+
+
+def percent(v: float | None, digits: int = 1) -> str:
+    """A value already in percent: 95.8 -> 95.8%."""
+    return DASH if v is None else f"{v:,.{digits}f}%"

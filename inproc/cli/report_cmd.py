@@ -1,0 +1,42 @@
+"""``inproc report RESULTS [--format md|html|csv] [-o PATH]``: the report of a results file."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from inproc.errors import UsageError
+from inproc.render.csv import render_csv
+from inproc.render.html import render_html
+from inproc.render.markdown import render_markdown
+from inproc.results import load_results, write_text_atomic
+
+RENDERERS = {"md": render_markdown, "html": render_html, "csv": render_csv}
+
+
+@click.command()
+@click.argument("results_path", metavar="RESULTS")
+@click.option("--format", "fmt", type=click.Choice(tuple(RENDERERS)), default="md", show_default=True,
+              help="md: the matrix as Markdown; html: one self-contained page with charts; csv: all measurements.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write here (replacing a previous report) instead of stdout.")
+def report(results_path: str, fmt: str, output: str | None) -> None:
+    """Render the matrix report of a results file written by 'inproc run' or 'inproc cell'."""
+    if output:
+        check_output_path(output, results_path)
+    text = RENDERERS[fmt](load_results(results_path))
+    if output:
+        write_text_atomic(output, text)
+        click.echo(f"report: {output}", err=True)
+    else:
+        click.echo(text, nl=False)
+
+
+def check_output_path(output: str, results_path: str) -> None:
+    """A report never replaces the results file, nor any JSON file (reports are md, html, csv)."""
+    out = Path(output)
+    if out.exists() and Path(results_path).exists() and out.samefile(results_path):
+        raise UsageError(f"-o {output!r} is the results file itself. Give a new path, e.g. {out.with_suffix('.md')}.")
+    if out.exists() and out.suffix.lower() == ".json":
+        raise UsageError(f"-o {output!r} is an existing JSON file, not a report. Give a .md, .html or .csv path.")
+    if out.is_dir():
+        raise UsageError(f"-o {output!r} is a directory. Give a file path, e.g. {out / 'report.md'}.")

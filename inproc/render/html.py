@@ -1,0 +1,144 @@
+"""The HTML report: one self-contained page (inline CSS and SVG, no URL of any kind).
+
+It opens from disk with no network: no scripts, fonts, stylesheets or images are
+fetched. Same header and tables as the Markdown report, plus a heatmap of total tok/s,
+charts of per-request and prefill speed, and per-cell telemetry small multiples.
+"""
+from __future__ import annotations
+
+import math
+import re
+
+from inproc import status as st
+from inproc.render import fmt
+from inproc.render.charts import decode_chart, prefill_chart, telemetry_panels
+from inproc.render.definitions import shown_definitions
+from inproc.render.header import Header, build_header
+from inproc.render.matrix import MEDIANS_NOTE, Grid, decode_grid, headline, legend_lines, throttle_warnings, ttft_note
+from inproc.render.measurements import PREFILL, Measurement, measurements, shown_columns
+from inproc.render.svg import line_chart, t
+from inproc.results import RunRecord
+from inproc.units import format_tokens
+
+CSS = """
+body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px auto;max-width:1400px;padding:0 16px;color:#222}
+h1{font-size:22px;margin-bottom:4px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #ddd}
+.sub{color:#555}.warn{background:#fff4d6;border-left:4px solid #e6a700;padding:6px 10px;margin:8px 0}
+table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ddd;padding:3px 7px;text-align:right;white-space:nowrap}
+th{background:#f4f4f4}td.l,th.l{text-align:left}td.reason{white-space:normal;text-align:left;min-width:240px;font-size:12px}
+.heat td{text-align:center;min-width:92px}.heat .v{font-weight:600;font-size:15px}.heat .s{font-size:11px}
+.heat td.na{background:#eee;color:#666}.heat td.q{outline:2px dashed #b00;outline-offset:-3px}
+table.facts td{border:0;text-align:left;white-space:normal;vertical-align:top;padding:1px 14px 1px 0}
+table.facts td:first-child{color:#555;white-space:nowrap}
+pre{background:#f6f6f6;padding:6px 8px;margin:0;white-space:pre-wrap;word-break:break-all}
+.charts{display:flex;flex-wrap:wrap;gap:16px}.panel{border:1px solid #eee;padding:6px}.panel h3{font-size:13px;margin:2px 0}
+svg.chart text{font-size:11px;fill:#333}svg.chart .ct{font-size:12px;font-weight:600}
+svg.chart .grid{stroke:#e5e5e5}svg.chart .axis{stroke:#888}svg.chart .band{fill:#e8f0fb}
+.scroll{overflow-x:auto}
+"""
+
+
+def render_html(rec: RunRecord) -> str:
+    """The whole report as one HTML page."""
+    rows = measurements(rec)
+    grid = decode_grid(rec.plan, rows)
+    h = build_header(rec)
+    body = [_header(h), _prefill(rows), _decode(rec, rows, grid), _telemetry(rec), _all(rows)]
+    return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>{t('Speed test matrix · ' + h.title)}</title><style>{CSS}</style></head><body>\n"
+            + "\n".join(b for b in body if b) + "\n</body></html>\n")
+
+
+def _code(text: str) -> str:
+    """Docstring markup in definitions: `code` and *emphasis*."""
+    return re.sub(r"\*(\w+)\*", r"<em>\1</em>", re.sub(r"`([^`]+)`", r"<code>\1</code>", t(text)))
+
+
+def _facts(items: list[tuple[str, str]]) -> str:
+    """Label / value rows (values already HTML); a table lays out in every browser."""
+    return '<table class="facts">' + "".join(f"<tr><td>{t(k)}</td><td>{v}</td></tr>" for k, v in items) + "</table>"
+
+
+def _header(h: Header) -> str:
+    out = ["<h1>Speed test matrix</h1>", f'<div><b>{t(h.title)}</b></div><div class="sub">{t(h.summary)}</div>']
+    out += [f'<div class="warn">{t(w)}</div>' for w in h.warnings]
+    for s in h.sections:
+        out.append(f"<h2>{t(s.title)}</h2>" + _facts([(f.label, f"<pre>{t(f.value)}</pre>" if f.code else t(f.value))
+                                                       for f in s.facts]))
+    return "\n".join(out)
+
+
+def _table(head: list[str], body: list[list[str]], left: frozenset[int] = frozenset(), cls: str = "") -> str:
+    """Cells in ``body`` are already HTML; columns in ``left`` are left-aligned."""
+    th = "".join(f'<th{" class=l" if i in left else ""}>{t(h)}</th>' for i, h in enumerate(head))
+    trs = "".join("<tr>" + "".join(c if c.startswith("<td") else f'<td{" class=l" if i in left else ""}>{c}</td>'
+                                   for i, c in enumerate(row)) + "</tr>" for row in body)
+    return f'<div class="scroll"><table class="{cls}"><tr>{th}</tr>{trs}</table></div>'
+
+
+def _prefill(rows: list[Measurement]) -> str:
+    prefill = [m for m in rows if m.phase == PREFILL]
+    if not prefill:
+        return ""
+    body = [[t(format_tokens(m.context)), t(fmt.tok_s(m.total_tok_s)), t(fmt.ms(m.ttft_ms)), t(m.status),
+             t(fmt.num(m.completed))] for m in prefill]
+    chart = prefill_chart(rows)
+    return ("<h2>Prefill</h2><p>prompt tok/s by context length (cold: nothing served from the prefix cache)</p>"
+            + _table(["Context", "Prompt tok/s", "TTFT", "Status", "Samples"], body, frozenset({0, 3}))
+            + (line_chart(chart) if chart else ""))
+
+
+def _heat_cell(m: Measurement, lo: float, hi: float) -> str:
+    if not headline(m) or m.total_tok_s is None:
+        return f'<td class="na" title="{t(m.reason)}">{t(m.status)}</td>'
+    share = 0.0 if hi <= lo else (math.log(m.total_tok_s) - math.log(lo)) / (math.log(hi) - math.log(lo))
+    # Light to dark blue on a log scale: throughput spans orders of magnitude across the matrix.
+    r, g, b = (int(a + (z - a) * share) for a, z in ((222, 8), (235, 69), (247, 148)))
+    ink = "#fff" if share > 0.55 else "#111"
+    flags = [st.QUEUED] if m.status == st.QUEUED else []
+    flags += ["throttled"] if m.throttled else []
+    extra = "".join(f'<div class="s"><b>{t(f)}</b></div>' for f in flags)
+    return (f'<td class="{"q" if flags else ""}" style="background:rgb({r},{g},{b});color:{ink}" title="{t(m.reason)}">'
+            f'<div class="v">{t(fmt.tok_s(m.total_tok_s))}</div>{extra}<div class="s">{t(fmt.ms(m.ttft_ms))} TTFT</div></td>')
+
+
+def _decode(rec: RunRecord, rows: list[Measurement], grid: Grid) -> str:
+    if not (grid.contexts and grid.concurrency):
+        return ""
+    cells = [grid.cell(L, C) for L in grid.contexts for C in grid.concurrency]
+    vals = [v for c in cells if headline(c) and (v := c.total_tok_s) is not None and v > 0]
+    lo, hi = (min(vals), max(vals)) if vals else (1.0, 1.0)
+    body = [[t(format_tokens(L))] + [_heat_cell(grid.cell(L, C), lo, hi) for C in grid.concurrency]
+            for L in grid.contexts]
+    notes = legend_lines(rows, grid) + [ttft_note(rec.plan.get("prompt_mode"))]
+    warns = "".join(f'<div class="warn">{t(w)}</div>' for w in throttle_warnings(rows))
+    charts = [decode_chart(grid, "total_tok_s", "Total tok/s by concurrency", "total tok/s"),
+              decode_chart(grid, "per_request_tok_s", "Per request tok/s by concurrency", "per request tok/s")]
+    return ("<h2>Sustained decode</h2><p>total tok/s · rows are context length, columns are simultaneous requests</p>"
+            + _table(["Context", *map(str, grid.concurrency)], body, frozenset({0}), "heat")
+            + "".join(f"<p>{t(n)}</p>" for n in notes) + warns
+            + '<div class="charts">' + "".join(line_chart(c) for c in charts if c) + "</div>")
+
+
+def _telemetry(rec: RunRecord) -> str:
+    panels, why = telemetry_panels(rec)
+    if not panels:
+        return f"<h2>Telemetry</h2><p>Absent: {t(why)}.</p>"
+    blocks = []
+    for p in panels:
+        note = f"<div class=sub>{t(p.note)}</div>" if p.note else ""
+        blocks.append(f'<div class="panel"><h3>{t(p.title)}</h3>{"".join(line_chart(c) for c in p.charts)}{note}</div>')
+    return "<h2>Telemetry</h2><p>Raw samples per decode cell; the shaded span is the measurement window.</p>" \
+           f'<div class="charts">{"".join(blocks)}</div>'
+
+
+def _all(rows: list[Measurement]) -> str:
+    if not rows:
+        return "<h2>All measurements</h2><p>Nothing measured yet.</p>"
+    cols = shown_columns(rows)
+    left = frozenset(i for i, c in enumerate(cols) if c.name in ("Phase", "Status"))
+    body = [[(f'<td class="reason">{t(c.text(c.value(m)))}</td>' if c.name == "Reason" else t(c.text(c.value(m))))
+             for c in cols] for m in rows]
+    defs = _facts([(d.label, _code(d.text)) for d in shown_definitions([c.name for c in cols])])
+    return (f"<h2>All measurements</h2><p>{t(MEDIANS_NOTE)}</p>" + _table([c.name for c in cols], body, left)
+            + f"<h2>Definitions</h2>{defs}")

@@ -1,0 +1,92 @@
+"""The Markdown report: header, Prefill, Sustained decode, All measurements, Definitions.
+
+Laid out as the reference pages are (same sections, column names and number formats),
+with our additions after theirs. ``inproc run`` writes it next to the results file.
+"""
+from __future__ import annotations
+
+from inproc.render import fmt
+from inproc.render.definitions import shown_definitions
+from inproc.render.header import Header, Section, build_header
+from inproc.render.matrix import (
+    MEDIANS_NOTE,
+    cell_parts,
+    decode_grid,
+    legend_lines,
+    throttle_warnings,
+    ttft_note,
+)
+from inproc.render.measurements import PREFILL, Measurement, measurements, shown_columns
+from inproc.results import RunRecord
+from inproc.units import format_tokens
+
+
+def render_markdown(rec: RunRecord) -> str:
+    """The whole report as Markdown text (ends with a newline)."""
+    rows = measurements(rec)
+    blocks = [_header(build_header(rec)), _prefill(rows), _decode(rec, rows), _all(rows)]
+    return "\n\n".join(b for b in blocks if b) + "\n"
+
+
+def cell(text: str) -> str:
+    """Text safe inside a Markdown table cell."""
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def table(head: list[str], body: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(cell(h) for h in head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in body]
+    return "\n".join(lines)
+
+
+def _header(h: Header) -> str:
+    lines = ["# Speed test matrix", "", f"**{h.title}**", "", h.summary]
+    lines += [line for w in h.warnings for line in ("", f"> **Warning:** {w}")]
+    return "\n".join(lines + [_section(s) for s in h.sections])
+
+
+def _section(s: Section) -> str:
+    lines = ["", f"## {s.title}", ""]
+    for f in s.facts:
+        if f.code and "\n" in f.value:
+            lines += [f"- {f.label}:", "", "  ```", *[f"  {v}" for v in f.value.splitlines()], "  ```"]
+        elif f.code:
+            lines.append(f"- {f.label}: `{f.value}`")
+        else:
+            lines.append(f"- {f.label}: {f.value}")
+    return "\n".join(lines)
+
+
+def _prefill(rows: list[Measurement]) -> str:
+    prefill = [m for m in rows if m.phase == PREFILL]
+    if not prefill:
+        return ""
+    body = [[format_tokens(m.context), fmt.tok_s(m.total_tok_s), fmt.ms(m.ttft_ms), m.status, fmt.num(m.completed)]
+            for m in prefill]
+    return "\n".join(["## Prefill", "", "prompt tok/s by context length (cold: nothing served from the prefix cache)", "",
+                      table(["Context", "Prompt tok/s", "TTFT", "Status", "Samples"], body)])
+
+
+def _decode(rec: RunRecord, rows: list[Measurement]) -> str:
+    grid = decode_grid(rec.plan, rows)
+    if not grid.cells and not (grid.contexts and grid.concurrency):
+        return ""
+    head = ["Context", *map(str, grid.concurrency)]
+    body = [[format_tokens(L), *(" · ".join(cell_parts(grid.cell(L, C))) for C in grid.concurrency)]
+            for L in grid.contexts]
+    legend = " ".join(legend_lines(rows, grid))  # one paragraph, as the references print it
+    notes = [legend, ttft_note(rec.plan.get("prompt_mode"))] if legend else [ttft_note(rec.plan.get("prompt_mode"))]
+    notes += [f"> **Warning:** {w}" for w in throttle_warnings(rows)]
+    parts = ["## Sustained decode", "", "total tok/s · rows are context length, columns are simultaneous requests", "",
+             table(head, body)]
+    return "\n\n".join(["\n".join(parts), *notes])
+
+
+def _all(rows: list[Measurement]) -> str:
+    if not rows:
+        return "## All measurements\n\nNothing measured yet."
+    cols = shown_columns(rows)
+    body = [[c.text(c.value(m)) for c in cols] for m in rows]
+    defs = [f"- **{d.label}**: {d.text}" for d in shown_definitions([c.name for c in cols])]
+    return "\n".join(["## All measurements", "", MEDIANS_NOTE, "", table([c.name for c in cols], body), "",
+                      "## Definitions", "", *defs])
