@@ -109,3 +109,26 @@ def test_mla_model_capacity_matches_engine(tmp_path):
     assert max_concurrency_at_max_len(capacity) == pytest.approx(cap["engine_max_concurrency"])
     (cell,) = rec["decode"]
     assert cell["status"] == st.VALID and cell["output_tokens"] > 0
+
+
+@needs_vllm
+def test_spec_decode_acceptance_and_looped_on_greedy_dummy_weights(tmp_path):
+    """n-gram speculation on the real engine: greedy dummy weights loop, drafts are all accepted."""
+    from inproc.results import load_results
+    from inproc import metrics as m
+
+    out = tmp_path / "r.json"
+    p = inproc("cell", str(PROFILES / "cpu-vllm-tiny-llama-ngram.toml"), "--context", "256", "--concurrency", "2",
+               "--duration", "1", "--max-output", "3500", "--temperature", "0", "--out", str(out))
+    assert p.returncode == 0, p.stderr[-3000:]
+    (cell,) = json.loads(out.read_text())["decode"]
+    assert cell["status"] == st.LOOPED and "period" in cell["reason"]
+    assert cell["spec_acceptance_rate"] == pytest.approx(1.0)  # a loop is perfectly predictable
+    assert cell["spec_mean_acceptance_length"] > 2
+    # Every verify step returns one token plus the drafts it accepted: exact over the window
+    # while no request ends in it (a finishing request's accepted drafts are cut at max_tokens).
+    assert cell["completed"] == 0
+    (entry,) = load_results(out).decode
+    w = m.window(entry.trace)
+    arrivals = sum(sum(1 for s in r.token_steps if w.first_step <= s <= w.last_step) for r in entry.trace.requests)
+    assert cell["output_tokens"] == arrivals + m.counter_delta(entry.trace, "spec_accepted_tokens")
