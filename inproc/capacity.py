@@ -8,6 +8,8 @@ and everything after it are per request. SGLang's token pool is a group with
 ``block_size`` = its page size, counted the same way.
 
 The reference tool's rule, C × (L + M) tokens against the pool, is kept beside it.
+vLLM's pool gives its first block to nobody (the null block), so requests can hold
+``num_blocks - 1``; its logged max concurrency divides all ``num_blocks``.
 """
 from __future__ import annotations
 
@@ -66,12 +68,13 @@ def check_cell(capacity: Capacity, context: int, concurrency: int, max_tokens: i
     else:
         needed = concurrency * blocks_per_sequence(capacity, seq)
     ref = concurrency * seq
+    available = capacity.allocatable_blocks
     return CapacityCheck(
-        fits=needed <= capacity.num_blocks,
+        fits=needed <= available,
         blocks_needed=needed,
-        blocks_available=capacity.num_blocks,
+        blocks_available=available,
         tokens_needed=needed * capacity.block_size,
-        tokens_available=capacity.kv_tokens,
+        tokens_available=available * capacity.block_size,
         reference_tokens_needed=ref,
         reference_fits=ref <= capacity.kv_tokens,
     )

@@ -16,7 +16,7 @@ needs_vllm = pytest.mark.skipif(not HAS_VLLM, reason="vLLM is not installed in t
 
 @pytest.fixture(scope="session")
 def vllm_engine():
-    """The embedded default profile's engine (tiny Llama, 640 KV blocks of 32, max-num-seqs 8)."""
+    """The embedded default profile's engine (tiny Llama, 193 KV blocks of 32, max-num-seqs 8)."""
     if not HAS_VLLM:
         pytest.skip("vLLM is not installed in this environment")
     from inproc.engines import build_engine

@@ -91,7 +91,7 @@ def test_queued_when_concurrency_exceeds_max_num_seqs(driver, prompts, vllm_engi
 
 def test_capacity_arithmetic_matches_the_engine(vllm_engine):
     cap = vllm_engine.info.capacity
-    assert cap.num_blocks == 640 and cap.block_size == 32 and cap.kv_tokens == 20480
+    assert cap.num_blocks == 193 and cap.usable_blocks == 192 and cap.block_size == 32 and cap.max_model_len == 6144
     assert max_concurrency_at_max_len(cap) == pytest.approx(cap.engine_max_concurrency)
     per_seq = blocks_per_sequence(cap, cap.max_model_len)
     # Exactly the engine's concurrency fits; one more request does not.

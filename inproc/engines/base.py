@@ -25,7 +25,7 @@ class KVCacheGroup:
 class Capacity:
     """KV-cache capacity and batch limits, read from the built engine."""
 
-    num_blocks: int  # blocks in the shared pool (SGLang: pages)
+    num_blocks: int  # blocks in the shared pool, as the engine reports it (SGLang: pages)
     block_size: int  # tokens per block (SGLang: page size)
     kv_tokens: int  # tokens the pool holds for one full-attention sequence set
     groups: tuple[KVCacheGroup, ...]
@@ -36,6 +36,12 @@ class Capacity:
     # computed by the engine's code (vLLM get_max_concurrency_for_kv_cache_config).
     engine_max_concurrency: float | None = None
     extra: dict[str, float | int | str | None] = field(default_factory=dict)
+    # Blocks requests can actually hold (vLLM keeps one as its null block); None: all of them.
+    usable_blocks: int | None = None
+
+    @property
+    def allocatable_blocks(self) -> int:
+        return self.num_blocks if self.usable_blocks is None else self.usable_blocks
 
 
 @dataclass(frozen=True)

@@ -134,6 +134,8 @@ class VllmEngine:
             max_model_len=int(cfg.model_config.max_model_len),
             engine_max_concurrency=float(get_max_concurrency_for_kv_cache_config(cfg, kv)),
             extra={"prefix_caching": bool(cfg.cache_config.enable_prefix_caching)},
+            # The block pool hands its first block out as the null block, never to a request.
+            usable_blocks=int(kv.num_blocks) - 1,
         )
         hf = cfg.model_config.hf_config
         special = {getattr(hf, k, None) for k in ("bos_token_id", "eos_token_id", "pad_token_id")}
