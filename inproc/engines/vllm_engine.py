@@ -231,8 +231,8 @@ def build_vllm_engine(profile: Profile) -> VllmEngine:
     """Build ``LLMEngine`` in this process from the profile's ``vllm serve`` arguments."""
     # EngineCore must run in this process: that is the point of the tool.
     os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
-    # Engine INFO lines drown the tool's progress; a user who wants them sets the variable.
-    os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
+    # Engine INFO and WARNING lines drown the tool's progress; set VLLM_LOGGING_LEVEL to see them.
+    os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
     from inproc.engines.vllm_args import engine_args_from_profile
 
     engine_args = engine_args_from_profile(profile.model, profile.engine_args)
