@@ -178,7 +178,11 @@ def _capacity(rec: RunRecord) -> Section:
     def n(key: str) -> str:
         return f"{cap[key]:,}" if isinstance(cap.get(key), int) else text(cap.get(key))
 
-    facts = [Fact("KV cache", f"{n('num_blocks')} blocks × {n('block_size')} tokens = {n('kv_tokens')} tokens")]
+    kv = f"{n('num_blocks')} blocks × {n('block_size')} tokens = {n('kv_tokens')} tokens"
+    usable = cap.get("usable_blocks")
+    if usable is not None and usable != cap.get("num_blocks"):
+        kv += f" ({usable:,} blocks requests can hold; the rest is reserved by the engine)"
+    facts = [Fact("KV cache", kv)]
     for g in cap.get("groups") or []:
         window = f", sliding window {g['sliding_window']:,}" if g.get("sliding_window") else ""
         facts.append(Fact("KV-cache group", f"{g.get('kind', DASH)}: block {g.get('block_size', DASH)}, "
