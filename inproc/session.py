@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import time
 from dataclasses import asdict
 from pathlib import Path
 
@@ -75,7 +76,9 @@ def run_matrix(profile: Profile, settings: MatrixSettings, *, out: str | None, s
     seed = seed if seed is not None else secrets.randbits(31)
     telemetry = open_telemetry(hz=telemetry_hz) if telemetry_hz else None  # checks the rate first
     try:
+        t_build = time.perf_counter()
         engine = build_engine(profile)
+        build_s = time.perf_counter() - t_build
     except BaseException:
         if telemetry is not None:
             telemetry.close()
@@ -84,6 +87,7 @@ def run_matrix(profile: Profile, settings: MatrixSettings, *, out: str | None, s
     try:
         plan = make_plan(settings, engine.info.capacity, seed)
         record = new_record(profile, plan, engine, command, collect_metadata())
+        record.engine["build_s"] = round(build_s, 3)
         record.plan["loop_check"] = asdict(loops)
         record.plan["telemetry_hz"] = telemetry_hz
         if old is not None:

@@ -37,9 +37,12 @@ def _runner(engine, tmp_path, concurrency=(1, 2)):
 
 
 def test_error_cell_then_matrix_goes_on(vllm_engine, tmp_path, monkeypatch):
+    runner = _runner(vllm_engine, tmp_path)
+    runner.warm_up()  # the fault is for the cells, not the warm-up
+    assert runner.record.engine["warmup_s"] > 0
     fault = StepFault(vllm_engine, fail_at=3)
     monkeypatch.setattr(vllm_engine, "step", fault)
-    rec = _runner(vllm_engine, tmp_path).run()
+    rec = runner.run()
     first, second = rec.decode
     assert first.status == st.ERROR and "injected fault at step 3" in first.reason
     assert first.figures is None and first.error
@@ -63,6 +66,9 @@ def test_engine_rebuilt_when_it_cannot_recover(vllm_engine, tmp_path, monkeypatc
 
     monkeypatch.setattr(runner_mod, "build_engine", rebuild)
     runner = _runner(vllm_engine, tmp_path)
+    monkeypatch.setattr(vllm_engine, "step", fault.real)
+    runner.warm_up()
+    monkeypatch.setattr(vllm_engine, "step", fault)
     monkeypatch.setattr(vllm_engine, "shutdown", lambda: None)  # keep the shared engine alive
     rec = runner.run()
     assert rebuilt == ["cpu-vllm-tiny-llama"]
