@@ -14,6 +14,7 @@ stats that ``update_from_output`` attaches to its outputs.
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -233,6 +234,8 @@ def build_vllm_engine(profile: Profile) -> VllmEngine:
     os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
     # Engine INFO and WARNING lines drown the tool's progress; set VLLM_LOGGING_LEVEL to see them.
     os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
+    # torch deprecation notices raised while vLLM's kernel dispatcher scans modules at build.
+    warnings.filterwarnings("ignore", category=FutureWarning, module=r"vllm\.triton_utils\.dispatcher")
     from inproc.engines.vllm_args import engine_args_from_profile
 
     engine_args = engine_args_from_profile(profile.model, profile.engine_args)
