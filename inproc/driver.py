@@ -17,6 +17,7 @@ from inproc.prompts import CellPrompts
 from inproc.trace import CellTrace, RequestTrace, StepRecorder
 
 Clock = Callable[[], float]
+TICK_S = 0.5
 
 
 @dataclass(frozen=True)
@@ -37,10 +38,12 @@ class EngineNotIdle(RuntimeError):
 class Driver:
     """Steps one engine; every measurement starts and ends with the engine idle."""
 
-    def __init__(self, engine: Engine, clock: Clock = time.perf_counter, should_stop: Callable[[], bool] = lambda: False) -> None:
+    def __init__(self, engine: Engine, clock: Clock = time.perf_counter, should_stop: Callable[[], bool] = lambda: False,
+                 ticker: Callable[[str], None] | None = None) -> None:
         self.engine = engine
         self.clock = clock
         self.should_stop = should_stop  # checked at every step boundary (Ctrl-C)
+        self.ticker = ticker  # live status for a terminal, called at most every TICK_S
         self._next_id = 0
 
     def _stop(self, in_flight: list[str]) -> None:
@@ -121,6 +124,7 @@ class Driver:
             submit(True)
         initial = list(active.values())
         open_s, reason, c_start, c_end = None, "", {}, {}
+        last_tick = 0.0
         while True:
             ts = clock()
             res = eng.step()
@@ -145,6 +149,9 @@ class Driver:
                 c_end = eng.counters()  # counters as of the last step inside the window
             if self.should_stop():
                 self._stop(list(active))
+            if self.ticker is not None and te - last_tick >= TICK_S:
+                last_tick = te
+                self.ticker(_tick_text(te - t0, open_s, s, res.num_running, res.num_waiting))
             for _ in range(finished):
                 submit(False)
         eng.abort(list(active))
@@ -177,3 +184,9 @@ def _window_opens(initial: list[RequestTrace], finished: int, now_s: float, limi
     if now_s > limit_s:
         return f"warm-up limit {limit_s:g} s passed with {started} of {c} decoding"
     return ""
+
+
+def _tick_text(now_s: float, open_s: float | None, s: DecodeSettings, running: int, waiting: int) -> str:
+    """One live status line (ends with '...': the terminal printer overwrites it)."""
+    phase = f"warm-up {now_s:.1f} s" if open_s is None else f"window {now_s - open_s:.1f}/{s.window_s:g} s"
+    return f"  {phase}, {running} running, {waiting} waiting ..."

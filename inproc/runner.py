@@ -38,6 +38,7 @@ class RunContext:
     out_path: str | None
     progress: Progress = lambda line: None
     should_stop: Callable[[], bool] = lambda: False  # Ctrl-C requested
+    live: bool = False  # progress goes to a terminal: show a ticking status line in cells
     loops: LoopSettings = LoopSettings()
 
 
@@ -57,10 +58,15 @@ class Runner:
 
     def __init__(self, ctx: RunContext, engine: Engine, plan: MatrixPlan, record: RunRecord, telemetry=None) -> None:
         self.ctx, self.engine, self.plan, self.record = ctx, engine, plan, record
-        self.driver = Driver(engine, should_stop=ctx.should_stop)
+        self._current = ""  # the cell in progress, for live status lines
+        self.driver = self._driver(engine)
         self.telemetry = CellTelemetry(telemetry)
         info = engine.info
         self.prompts = PromptFactory(info.vocab_size, plan.seed, info.special_token_ids)
+
+    def _driver(self, engine: Engine) -> Driver:
+        cell_line = lambda text: self.ctx.progress(f"{self._current}{text}")  # noqa: E731
+        return Driver(engine, should_stop=self.ctx.should_stop, ticker=cell_line if self.ctx.live else None)
 
     def save(self) -> None:
         if self.ctx.out_path:
@@ -140,7 +146,7 @@ class Runner:
         except Exception:  # noqa: BLE001
             pass
         self.engine = build_engine(self.ctx.profile)
-        self.driver = Driver(self.engine, should_stop=self.ctx.should_stop)
+        self.driver = self._driver(self.engine)
         self.record.notes.append(f"engine rebuilt after {type(error).__name__}: {error}")
 
     # -- the whole matrix --------------------------------------------------
@@ -178,7 +184,8 @@ class Runner:
             if cell.key in done:
                 continue
             if not cell.pre_status:
-                self.ctx.progress(f"decode  {cell.context:>8,} x {cell.concurrency:<3} ...")
+                self._current = f"decode  {cell.context:>8,} x {cell.concurrency:<3}"
+                self.ctx.progress(f"{self._current} ...")
             entry = self.run_cell(cell)
             self.record.decode.append(entry)
             self.save()

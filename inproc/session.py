@@ -93,7 +93,8 @@ def run_matrix(profile: Profile, settings: MatrixSettings, *, out: str | None, s
         if old is not None:
             record.prefill, record.decode, record.notes = old.prefill, old.decode, old.notes + ["resumed"]
         with graceful_sigint() as stop:
-            runner = Runner(RunContext(profile, out, progress, stop, loops), engine, plan, record, telemetry)
+            ctx = RunContext(profile, out, progress, should_stop=stop, loops=loops, live=getattr(progress, "live", False))
+            runner = Runner(ctx, engine, plan, record, telemetry)
             try:
                 return runner.run()
             except (RunInterrupted, KeyboardInterrupt):

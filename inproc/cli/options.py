@@ -62,6 +62,7 @@ def progress_printer():
         else:
             click.echo(("\r\033[K" if tty else "") + line, err=True)
 
+    show.live = tty  # the runner adds ticking status lines only on a terminal
     return show
 
 
