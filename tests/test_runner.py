@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import pytest
 
 from inproc import status as st
 from inproc.plan import make_plan
