@@ -128,6 +128,20 @@ def _render_one(action: argparse.Action, name: str, value: object, label: str) -
     return [flag, _flag_value(value)]
 
 
+def profile_argv(parser, model_flag: str, model: str, engine_args: dict[str, object], model_keys: tuple[str, ...],
+                 label: str, help_hint: str) -> list[str]:
+    """A profile as the engine's command line: ``model_flag MODEL`` then its engine arguments."""
+    for key in engine_args:
+        if key.replace("_", "-") in model_keys:
+            raise UsageError(f"Engine argument {key!r} belongs in the profile's top-level 'model' key.")
+    return [model_flag, model, *render_flags(parser, engine_args, label, help_hint)]
+
+
+def error_text(e: BaseException) -> str:
+    """An exception's message with its whitespace folded onto one line (its type if it has none)."""
+    return " ".join(str(e).split()) or type(e).__name__
+
+
 def one_line(text: str) -> str:
     """Engine error text on one line; pydantic's indented message joins its field (``field: message``)."""
     parts: list[str] = []

@@ -70,10 +70,7 @@ def make_parser():
 
 def profile_args_to_argv(model: str, engine_args: dict[str, object]) -> list[str]:
     """Render ``{name: value}`` as ``sglang serve`` flags; tables become JSON strings."""
-    for key in engine_args:
-        if key.replace("_", "-") in MODEL_KEYS:
-            raise UsageError(f"Engine argument {key!r} belongs in the profile's top-level 'model' key.")
-    return ["--model-path", model, *flags.render_flags(make_parser(), engine_args, LABEL, HELP_HINT)]
+    return flags.profile_argv(make_parser(), "--model-path", model, engine_args, MODEL_KEYS, LABEL, HELP_HINT)
 
 
 def parse_server_args(argv: list[str]):
@@ -89,7 +86,7 @@ def parse_server_args(argv: list[str]):
     try:
         return ServerArgs.from_cli_args(ns)
     except (ValueError, TypeError) as e:
-        raise UsageError(f"{LABEL} rejected the arguments: {' '.join(str(e).split())}") from None
+        raise UsageError(f"{LABEL} rejected the arguments: {flags.error_text(e)}") from None
 
 
 def server_args_from_profile(model: str, engine_args: dict[str, object]):
@@ -128,7 +125,7 @@ def _merge_config_file(argv: list[str]) -> list[str]:
     try:
         return ConfigArgumentMerger(_new_parser()).merge_config_with_args(argv)
     except (OSError, ValueError) as e:
-        raise UsageError(f"{LABEL} could not read --config: {' '.join(str(e).split())}") from None
+        raise UsageError(f"{LABEL} could not read --config: {flags.error_text(e)}") from None
 
 
 def reference_server_args(argv: list[str]):

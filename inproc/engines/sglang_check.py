@@ -7,6 +7,7 @@ world of one replica; attention DP and MoE DP split it).
 """
 from __future__ import annotations
 
+from inproc.engines import flags
 from inproc.errors import UsageError
 
 
@@ -58,10 +59,9 @@ def engine_config_check(sa, gpus: int) -> str:
     except ImportError as e:
         raise Skipped(f"SGLang's environment is incomplete here ({e})") from None
     except OSError as e:
-        raise Skipped(f"the model's config could not be read ({' '.join(str(e).split())[:160]})") from None
+        raise Skipped(f"the model's config could not be read ({flags.error_text(e)[:160]})") from None
     except (ValueError, TypeError, AssertionError, NotImplementedError, RuntimeError) as e:
-        detail = " ".join(str(e).split()) or type(e).__name__
-        raise UsageError(f"SGLang's resolve_once rejects the profile's settings: {detail}") from None
+        raise UsageError(f"SGLang's resolve_once rejects the profile's settings: {flags.error_text(e)}") from None
     return "ServerArgs resolved"
 
 

@@ -58,10 +58,7 @@ def make_serve_parser():
 
 def profile_args_to_argv(model: str, engine_args: dict[str, object]) -> list[str]:
     """Render ``{name: value}`` as ``vllm serve`` flags; tables become JSON strings."""
-    for key in engine_args:
-        if key.replace("_", "-") in MODEL_KEYS:
-            raise UsageError(f"Engine argument {key!r} belongs in the profile's top-level 'model' key.")
-    return ["--model", model, *flags.render_flags(make_parser(), engine_args, LABEL, HELP_HINT)]
+    return flags.profile_argv(make_parser(), "--model", model, engine_args, MODEL_KEYS, LABEL, HELP_HINT)
 
 
 def parse_engine_args(argv: list[str]):
@@ -72,7 +69,7 @@ def parse_engine_args(argv: list[str]):
     try:
         return EngineArgs.from_cli_args(ns)
     except (ValueError, TypeError) as e:
-        raise UsageError(f"{LABEL} rejected the arguments: {_one_line(e)}") from None
+        raise UsageError(f"{LABEL} rejected the arguments: {flags.error_text(e)}") from None
 
 
 def engine_args_from_profile(model: str, engine_args: dict[str, object]):
@@ -127,6 +124,3 @@ def settings(engine_args) -> dict[str, object]:
     """Every ``EngineArgs`` field, by name."""
     return {f.name: getattr(engine_args, f.name) for f in dataclasses.fields(engine_args)}
 
-
-def _one_line(e: BaseException) -> str:
-    return " ".join(str(e).split()) or type(e).__name__

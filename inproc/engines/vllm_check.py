@@ -106,7 +106,7 @@ def engine_config_check(ea, gpus: int) -> str:
     except (ValueError, TypeError, NotImplementedError, AssertionError) as e:
         raise _reject("create_engine_config", e) from None
     except OSError as e:
-        raise Skipped(f"the model's config could not be read ({' '.join(str(e).split())[:160]})") from None
+        raise Skipped(f"the model's config could not be read ({flags.error_text(e)[:160]})") from None
     return f"VllmConfig built for {device}: max_model_len {config.model_config.max_model_len}, block size {config.cache_config.block_size}"
 
 
