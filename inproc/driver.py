@@ -56,6 +56,14 @@ class Driver:
         self._next_id += 1
         return f"{tag}-{self._next_id}"
 
+    def _timed_step(self, rec: StepRecorder, t0: float):
+        """One ``Engine.step()`` between two clock reads, recorded; returns (index, result, end time)."""
+        ts = self.clock()
+        res = self.engine.step()
+        te = self.clock()
+        i = rec.append(ts - t0, te - t0, res.num_running, res.num_waiting, res.num_scheduled_tokens, res.num_preempted)
+        return i, res, te
+
     def drain(self, max_steps: int = 1_000_000) -> None:
         """Step until the engine holds no request (aborted ones leave at the next step)."""
         for _ in range(max_steps):
@@ -78,10 +86,7 @@ class Driver:
         self.engine.add_request(RequestSpec(req.request_id, prompt, max_tokens, temperature))
         req.submit_s = self.clock() - t0
         while req.finished_step is None:
-            ts = self.clock()
-            res = self.engine.step()
-            te = self.clock()
-            i = rec.append(ts - t0, te - t0, res.num_running, res.num_waiting, res.num_scheduled_tokens, res.num_preempted)
+            i, res, _ = self._timed_step(rec, t0)
             for d in res.deltas:
                 if d.request_id == req.request_id:
                     _apply(req, d, i)
@@ -126,10 +131,7 @@ class Driver:
         open_s, reason, c_start, c_end = None, "", {}, {}
         last_tick = 0.0
         while True:
-            ts = clock()
-            res = eng.step()
-            te = clock()
-            i = rec.append(ts - t0, te - t0, res.num_running, res.num_waiting, res.num_scheduled_tokens, res.num_preempted)
+            i, res, te = self._timed_step(rec, t0)
             finished = 0
             for d in res.deltas:
                 req = active.get(d.request_id)

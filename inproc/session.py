@@ -41,18 +41,19 @@ def check_output_path(out: str | None, force: bool) -> None:
         raise UsageError(f"Results file {out!r} exists. Pass --force to overwrite it, or --resume {out} to continue it.")
 
 
+def _differing(mine: dict, stored: dict) -> list[str]:
+    """Keys of ``mine`` whose value differs from ``stored``'s once both are JSON (tuples read back as lists)."""
+    mine = json.loads(json.dumps(mine))
+    return [k for k in mine if mine[k] != stored.get(k)]
+
+
 def _same_run(old: RunRecord, profile: Profile, settings: MatrixSettings) -> str:
     """Why a results file cannot be resumed with this profile and plan ("" when it can)."""
     mine = {"engine": profile.engine, "model": profile.model, "engine_args": profile.engine_args,
             "overrides": list(profile.overrides)}
-    theirs = {k: old.profile.get(k) for k in mine}
-    if json.loads(json.dumps(mine)) != theirs:
-        diff = [k for k in mine if json.loads(json.dumps(mine[k])) != theirs[k]]
+    if diff := _differing(mine, old.profile):
         return f"it was made from a different profile ({', '.join(diff)} differ)"
-    plan = {k: v for k, v in asdict(settings).items()}
-    old_plan = {k: old.plan.get(k) for k in plan}
-    if json.loads(json.dumps(plan)) != old_plan:
-        diff = [k for k in plan if json.loads(json.dumps(plan[k])) != old_plan[k]]
+    if diff := _differing(asdict(settings), old.plan):
         return f"it was made with a different plan ({', '.join(diff)} differ)"
     return ""
 
