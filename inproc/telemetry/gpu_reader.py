@@ -18,7 +18,7 @@ from inproc.telemetry.nvml_ids import (
     VALUE_UNION_MEMBER,
     VIOLATION_POLICIES,
 )
-from inproc.telemetry.series import Probe, SeriesBuffer, is_permanent
+from inproc.telemetry.series import Probe, ProbeSource, SeriesBuffer, is_permanent
 from inproc.telemetry.trace import GPU_COLUMNS, GpuTrace
 
 # Violation times are cumulative counters that only feed window totals, so reading them
@@ -123,7 +123,7 @@ class FirstSupported:
                 self._calls.pop(0)
 
 
-class GpuReader:
+class GpuReader(ProbeSource):
     """Samples one GPU into a preallocated buffer; one probe per NVML call."""
 
     def __init__(self, nvml: Any, index: int, handle: Any, capacity: int) -> None:
@@ -184,15 +184,6 @@ class GpuReader:
     def _read_utilization(self) -> tuple[int, int]:
         rates = self._nvml.nvmlDeviceGetUtilizationRates(self._handle)
         return (rates.gpu, rates.memory)
-
-    def take(self, t_s: float, closing: bool = False) -> None:
-        """Append one sample stamped ``t_s`` (``closing``: the cell's last, read everything)."""
-        self.buffer.take(t_s, self.probes, closing)
-
-    def new_cell(self) -> None:
-        self.buffer.reset()
-        for probe in self.probes:
-            probe.new_cell()
 
     def trace(self) -> GpuTrace:
         """This cell's samples as a frozen record."""

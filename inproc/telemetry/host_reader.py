@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from inproc.telemetry.series import Probe, SeriesBuffer
+from inproc.telemetry.series import Probe, ProbeSource, SeriesBuffer
 from inproc.telemetry.trace import HOST_COLUMNS
 
 # psutil.cpu_freq() reads one sysfs file per CPU (or parses /proc/cpuinfo), which on a
@@ -31,7 +31,7 @@ def load_psutil() -> tuple[Any, str | None]:
     return psutil, None
 
 
-class HostReader:
+class HostReader(ProbeSource):
     """Samples the host into a preallocated buffer."""
 
     def __init__(self, psutil: Any, capacity: int) -> None:
@@ -62,15 +62,6 @@ class HostReader:
         if freq is None:  # psutil answers None where the platform has no frequency source
             raise NotImplementedError("psutil.cpu_freq() gives no frequency on this machine")
         return (freq.current,)
-
-    def take(self, t_s: float, closing: bool = False) -> None:
-        """Append one sample stamped ``t_s`` (``closing``: the cell's last, read everything)."""
-        self.buffer.take(t_s, self.probes, closing)
-
-    def new_cell(self) -> None:
-        self.buffer.reset()
-        for probe in self.probes:
-            probe.new_cell()
 
     def series(self):  # -> SampleSeries
         """This cell's samples as a frozen record."""

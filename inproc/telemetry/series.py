@@ -205,3 +205,20 @@ class SeriesBuffer:
 
 def _blank(dtype: np.dtype, capacity: int) -> np.ndarray:
     return np.full(capacity, np.nan, dtype=dtype) if dtype.kind == "f" else np.zeros(capacity, dtype=dtype)
+
+
+class ProbeSource:
+    """A source sampled by probes into its own buffer (a GPU, the host)."""
+
+    probes: list[Probe]
+    buffer: SeriesBuffer
+
+    def take(self, t_s: float, closing: bool = False) -> None:
+        """Append one sample stamped ``t_s`` (``closing``: the cell's last, read everything)."""
+        self.buffer.take(t_s, self.probes, closing)
+
+    def new_cell(self) -> None:
+        """Start a cell: blank the buffer, and reset probes that count per cell."""
+        self.buffer.reset()
+        for probe in self.probes:
+            probe.new_cell()
