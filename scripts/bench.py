@@ -35,8 +35,8 @@ def _child(code: str, *args: str) -> dict:
 
 GENERATE = r"""
 import json, sys, time
-from inproc.profile import load_profile
-from inproc.prompts import PromptFactory
+from inproc.profiles.spec import load_profile
+from inproc.plan.prompts import PromptFactory
 p = load_profile(sys.argv[1]); n_prompt, max_tokens, c = map(int, sys.argv[2:5])
 import os; os.environ.update(p.env)
 from vllm import LLM, SamplingParams
@@ -54,8 +54,8 @@ print(json.dumps({"tok_s": tokens / dt, "tokens": tokens, "seconds": dt}))
 CELL = r"""
 import json, sys
 from dataclasses import replace
-from inproc.profile import load_profile
-from inproc.session import run_matrix
+from inproc.profiles.spec import load_profile
+from inproc.run.session import run_matrix
 p = load_profile(sys.argv[1]).with_overrides(tuple(sys.argv[6:]))
 n_prompt, max_tokens, c = map(int, sys.argv[2:5]); window = float(sys.argv[5])
 s = replace(p.matrix, contexts=(n_prompt,), concurrency=(c,), prefill_contexts=(), window_s=window,

@@ -24,7 +24,10 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from inproc.telemetry import cell_figures, collect_metadata, open_telemetry, throttle_check  # noqa: E402
+from inproc.telemetry.figures import cell_figures  # noqa: E402
+from inproc.telemetry.judge import throttle_check  # noqa: E402
+from inproc.telemetry.metadata import collect_metadata  # noqa: E402
+from inproc.telemetry.sampler import open_telemetry  # noqa: E402
 
 ENERGY_RATIO_RANGE = (0.90, 1.10)
 MAX_SAMPLER_CORE_FRACTION = 0.01

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Sets up both engine environments if needed and runs both test suites:
 # the vLLM suite in .venv-vllm, then everything again in .venv-sglang (engine tests skip where
-# their engine is missing; the SGLang engine tests live in tests/sglang_engine).
+# their engine is missing; the SGLang-only tests live in tests/engines/sglang).
 set -uo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 status=0
 bash scripts/setup_vllm.sh || exit 1
-"${INPROC_VLLM_VENV:-$repo/.venv-vllm}/bin/python" -m pytest tests -q -p no:cacheprovider --ignore=tests/sglang_engine "$@" || status=1
-if [[ -f scripts/setup_sglang.sh && -d tests/sglang_engine ]]; then
+"${INPROC_VLLM_VENV:-$repo/.venv-vllm}/bin/python" -m pytest tests -q -p no:cacheprovider --ignore=tests/engines/sglang "$@" || status=1
+if [[ -f scripts/setup_sglang.sh && -d tests/engines/sglang ]]; then
   bash scripts/setup_sglang.sh || exit 1
   "${INPROC_SGLANG_VENV:-$repo/.venv-sglang}/bin/python" -m pytest tests -q -p no:cacheprovider "$@" || status=1
 fi

@@ -1,44 +1,119 @@
-"""Shared fixtures. Engine tests build ONE real vLLM engine per test session (start costs seconds)."""
+"""Shared fixtures. Engine tests build ONE real engine per engine per test session (start costs seconds).
+
+Each engine runs in its own environment (``.venv-vllm``, ``.venv-sglang``); a test for an
+engine that is not installed here is skipped with the reason, through :func:`needs`.
+Where SGLang is installed, its CPU stand-ins and environment are set up at import time,
+before any test module imports SGLang (it reads ``SGLANG_USE_CPU_ENGINE`` when first imported).
+"""
 from __future__ import annotations
 
-import importlib.util
+import os
+import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
+from inproc import engines
+
 ROOT = Path(__file__).resolve().parent.parent
 PROFILES = ROOT / "launch_profiles"
-DEFAULT_PROFILE = PROFILES / "cpu-vllm-tiny-llama.toml"
-HAS_VLLM = importlib.util.find_spec("vllm") is not None
+FIXTURES = ROOT / "tests" / "fixtures"
+CPU_SUPPORT = ROOT / "tests" / "cpu_support"
+#: The embedded default profile of each engine (same tiny Llama, same pool and limits).
+DEFAULT_PROFILES = {"vllm": PROFILES / "cpu-vllm-tiny-llama.toml", "sglang": PROFILES / "cpu-sglang-tiny-llama.toml"}
+DEFAULT_PROFILE = DEFAULT_PROFILES["vllm"]
+SETUP = {"vllm": "bash scripts/setup_vllm.sh, then .venv-vllm/bin/python -m pytest",
+         "sglang": "bash scripts/setup_sglang.sh, then .venv-sglang/bin/python -m pytest"}
 
-needs_vllm = pytest.mark.skipif(not HAS_VLLM, reason="vLLM is not installed in this environment (run in .venv-vllm)")
+INSTALLED = {name: engines.get(name).installed() for name in engines.names()}
+
+
+def needs(engine: str):
+    """Skip unless ``engine`` is installed in this environment (the reason names the fix)."""
+    return pytest.mark.skipif(not INSTALLED[engine], reason=f"{engine} is not installed here; run {SETUP[engine]}")
+
+
+needs_vllm = needs("vllm")
+needs_sglang = needs("sglang")
+
+if INSTALLED["sglang"]:
+    from inproc.profiles.spec import load_profile
+
+    if str(CPU_SUPPORT) not in sys.path:
+        # Import-only stand-ins for torchvision / sgl_kernel (no CPU build). Appended, so a
+        # real package wins; only where SGLang is installed, so no other venv sees them.
+        sys.path.append(str(CPU_SUPPORT))
+    os.environ.update(load_profile(DEFAULT_PROFILES["sglang"]).env)
+
+
+def pytest_collection_modifyitems(items):
+    """Tests that end a session engine run after every other test (a stable sort keeps the rest in order)."""
+    items.sort(key=lambda item: item.get_closest_marker("ends_session_engine") is not None)
+
+
+@pytest.fixture(scope="session")
+def sglang_tmpdir(tmp_path_factory):
+    """A private temp folder for SGLang: its files there are this engine's, none other's.
+
+    ``/tmp`` is shared with whatever else runs on the machine, so a before/after listing
+    of it cannot tell this engine's leftovers from another process's files.
+    """
+    path = tmp_path_factory.mktemp("sglang-tmp")
+    previous, tempfile.tempdir = tempfile.tempdir, str(path)
+    yield path
+    tempfile.tempdir = previous
+
+
+def _session_engine(name: str):
+    if not INSTALLED[name]:
+        pytest.skip(f"{name} is not installed here; run {SETUP[name]}")
+    from inproc.profiles.spec import load_profile
+
+    return engines.build_engine(load_profile(DEFAULT_PROFILES[name]).launch)
 
 
 @pytest.fixture(scope="session")
 def vllm_engine():
-    """The embedded default profile's engine (tiny Llama, 193 KV blocks of 32, max-num-seqs 8)."""
-    if not HAS_VLLM:
-        pytest.skip("vLLM is not installed in this environment")
-    from inproc.engines import build_engine
-    from inproc.profile import load_profile
-
-    engine = build_engine(load_profile(DEFAULT_PROFILE))
+    """The vLLM default profile's engine (tiny Llama, 193 KV blocks of 32, max-num-seqs 8)."""
+    engine = _session_engine("vllm")
     yield engine
     engine.shutdown()
 
 
-@pytest.fixture()
-def driver(vllm_engine):
-    from inproc.driver import Driver
+@pytest.fixture(scope="session")
+def sglang_engine(sglang_tmpdir):
+    """The SGLang default profile's engine: tiny Llama, 6,144 KV tokens, max-running-requests 8."""
+    engine = _session_engine("sglang")
+    yield engine
+    engine.shutdown()  # a no-op when the shutdown test already ran
 
-    d = Driver(vllm_engine)
+
+@pytest.fixture(params=["vllm", "sglang"])
+def engine(request):
+    """The session engine of each engine that is installed here (the other is skipped)."""
+    if not INSTALLED[request.param]:
+        pytest.skip(f"{request.param} is not installed here; run {SETUP[request.param]}")
+    eng = request.getfixturevalue(f"{request.param}_engine")
+    if getattr(eng, "_launched", True) is None:
+        pytest.skip("the session engine was shut down by an earlier test")
+    return eng
+
+
+@pytest.fixture()
+def driver(engine):
+    """A driver on the session engine, left idle after the test."""
+    from inproc.run.driver import Driver
+
+    d = Driver(engine)
+    d.drain()
     yield d
     d.drain()
 
 
 @pytest.fixture()
-def prompts(vllm_engine):
-    from inproc.prompts import PromptFactory
+def prompts(engine):
+    from inproc.plan.prompts import PromptFactory
 
-    info = vllm_engine.info
+    info = engine.info
     return PromptFactory(info.vocab_size, 1234, info.special_token_ids)

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import click
 
-from inproc.cli.options import command_line, load, loop_settings, matrix_options, progress_printer, settings_with
+from inproc.cli.options import TerminalSink, command_line, loop_settings, matrix_options, settings_with
 from inproc.errors import UsageError
 from inproc.render.text import render_matrix
-from inproc.session import run_matrix
+from inproc.profiles.spec import load_with_overrides
+from inproc.run.session import run_matrix
 from inproc.units import parse_int_list, parse_tokens
 
 
@@ -21,7 +22,7 @@ from inproc.units import parse_int_list, parse_tokens
 @matrix_options
 def cell(profile_path, context, concurrency, prefill, sets, out, force, seed, loop_check, telemetry_hz, **flags):
     """Measure one sustained-decode cell (and optionally its cold prefill)."""
-    profile = load(profile_path, sets)
+    profile = load_with_overrides(profile_path, sets)
     L = parse_tokens(context)
     C = parse_int_list(concurrency)
     if len(C) != 1:
@@ -29,7 +30,7 @@ def cell(profile_path, context, concurrency, prefill, sets, out, force, seed, lo
     settings = settings_with(profile.matrix, contexts=(L,), concurrency=C, prefill_contexts=(L,) if prefill else (), **flags)
     record = run_matrix(profile, settings, out=out, seed=seed, force=force, command=command_line(), loops=loop_settings(loop_check),
                         telemetry_hz=telemetry_hz or None,
-                        progress=progress_printer())
+                        progress=TerminalSink())
     click.echo(render_matrix(record))
     if out:
         click.echo(f"\nresults: {out}")

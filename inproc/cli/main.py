@@ -12,7 +12,7 @@ from inproc.cli.report_cmd import report
 from inproc.cli.run_cmd import run
 from inproc.engines.base import EngineBuildError
 from inproc.errors import UsageError
-from inproc.interrupt import RunInterrupted
+from inproc.run.interrupt import RunInterrupted
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

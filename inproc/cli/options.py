@@ -8,9 +8,9 @@ from dataclasses import replace
 import click
 
 from inproc.errors import UsageError
-from inproc.loops import LoopSettings
-from inproc.profile import PROMPT_MODES, MatrixSettings, Profile, load_profile
-from inproc.telemetry import DEFAULT_HZ
+from inproc.measure.loops import LoopSettings
+from inproc.plan.settings import PROMPT_MODES, MatrixSettings
+from inproc.telemetry.sampler import DEFAULT_HZ
 
 
 def matrix_options(f):
@@ -32,11 +32,6 @@ def matrix_options(f):
     return f
 
 
-def load(profile_path: str, sets: tuple[str, ...]) -> Profile:
-    profile = load_profile(profile_path)
-    return profile.with_overrides(tuple(sets)) if sets else profile
-
-
 def settings_with(base: MatrixSettings, **flags) -> MatrixSettings:
     """The profile's matrix settings with every flag that was given applied."""
     given = {k: v for k, v in flags.items() if v is not None}
@@ -52,18 +47,17 @@ def command_line() -> str:
     return shlex.join(["inproc", *sys.argv[1:]])
 
 
-def progress_printer():
-    """Progress lines to stderr; on a terminal the in-progress line is overwritten."""
-    tty = sys.stderr.isatty()
+class TerminalSink:
+    """Progress lines to stderr; on a terminal (``live``) a line ending in ``...`` is overwritten."""
 
-    def show(line: str) -> None:
-        if tty and line.endswith("..."):
+    def __init__(self) -> None:
+        self.live = sys.stderr.isatty()
+
+    def __call__(self, line: str) -> None:
+        if self.live and line.endswith("..."):
             click.echo("\r\033[K" + line, err=True, nl=False)
         else:
-            click.echo(("\r\033[K" if tty else "") + line, err=True)
-
-    show.live = tty  # the runner adds ticking status lines only on a terminal
-    return show
+            click.echo(("\r\033[K" if self.live else "") + line, err=True)
 
 
 def loop_settings(enabled: bool) -> LoopSettings:

@@ -2,22 +2,17 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 import click
 
 from inproc.errors import UsageError
-from inproc.profile import load_profile
+from inproc.profiles.spec import load_with_overrides
+from inproc.record.io import write_text_atomic
 from inproc.units import format_tokens
 
 _SET = click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
                     help="Override an engine argument first, as `inproc run --set` does (repeatable).")
-
-
-def _load(path: str, sets: tuple[str, ...]):
-    profile = load_profile(path)
-    return profile.with_overrides(tuple(sets)) if sets else profile
 
 
 @click.group("profile")
@@ -40,7 +35,7 @@ def import_cmd(output: str | None, force: bool, command: tuple[str, ...]) -> Non
     inproc profile import -- sglang serve --model-path MODEL --tp 4 ...
     inproc profile import -- python -m sglang.launch_server --model-path MODEL ...
     """
-    from inproc.profile_import import import_command, render
+    from inproc.profiles.importer import import_command, render
 
     imported = import_command(list(command))
     text = render(imported)
@@ -59,10 +54,7 @@ def _write_new(path: Path, text: str, force: bool) -> None:
         raise UsageError(f"{path} already exists. Choose another -o FILE, or add --force to overwrite it.")
     if not path.parent.is_dir():
         raise UsageError(f"No folder {str(path.parent)!r} for -o {path}. Create it first.")
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
+    write_text_atomic(path, text)
 
 
 @profile.command("check")
@@ -70,9 +62,9 @@ def _write_new(path: Path, text: str, force: bool) -> None:
 @_SET
 def check_cmd(profile_path: str, sets: tuple[str, ...]) -> None:
     """Validate PROFILE against the installed engine, without starting it or loading weights."""
-    from inproc.profile_check import iter_checks
+    from inproc.profiles.check import iter_checks
 
-    prof = _load(profile_path, sets)
+    prof = load_with_overrides(profile_path, sets)
     skipped = 0
     for line in iter_checks(prof):
         skipped += line.status == "skipped"
@@ -87,9 +79,9 @@ def check_cmd(profile_path: str, sets: tuple[str, ...]) -> None:
 @click.option("--all", "show_all", is_flag=True, help="List every field, not only those that differ from the engine's defaults.")
 def show_cmd(profile_path: str, sets: tuple[str, ...], show_all: bool) -> None:
     """The engine arguments PROFILE resolves to, as the engine will receive them."""
-    from inproc.profile_resolve import resolve, show_value
+    from inproc.profiles.resolve import resolve, show_value
 
-    prof = _load(profile_path, sets)
+    prof = load_with_overrides(profile_path, sets)
     r = resolve(prof)
     m = prof.matrix
     click.echo(f"profile   {prof.path}")

@@ -9,7 +9,7 @@ from inproc.errors import UsageError
 from inproc.render.csv import render_csv
 from inproc.render.html import render_html
 from inproc.render.markdown import render_markdown
-from inproc.results import load_results, write_text_atomic
+from inproc.record.io import load_results, write_text_atomic
 
 RENDERERS = {"md": render_markdown, "html": render_html, "csv": render_csv}
 

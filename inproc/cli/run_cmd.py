@@ -6,11 +6,12 @@ from pathlib import Path
 
 import click
 
-from inproc.cli.options import command_line, load, loop_settings, matrix_options, progress_printer, settings_with
+from inproc.cli.options import TerminalSink, command_line, loop_settings, matrix_options, settings_with
 from inproc.render.markdown import render_markdown
 from inproc.render.text import render_matrix
-from inproc.results import write_text_atomic
-from inproc.session import run_matrix
+from inproc.record.io import write_text_atomic
+from inproc.profiles.spec import load_with_overrides
+from inproc.run.session import run_matrix
 from inproc.units import parse_int_list, parse_token_list
 
 
@@ -24,7 +25,7 @@ from inproc.units import parse_int_list, parse_token_list
 @matrix_options
 def run(profile_path, contexts, concurrency, prefill_contexts, prefill_samples, resume, sets, out, force, seed, loop_check, telemetry_hz, **flags):
     """Measure cold prefill per context, then sustained decode for every context x concurrency cell."""
-    profile = load(profile_path, sets)
+    profile = load_with_overrides(profile_path, sets)
     settings = settings_with(
         profile.matrix,
         contexts=parse_token_list(contexts) if contexts else None,
@@ -37,7 +38,7 @@ def run(profile_path, contexts, concurrency, prefill_contexts, prefill_samples, 
         out = str(Path("results") / f"{profile.name}-{time.strftime('%Y%m%d-%H%M%S')}.json")
     record = run_matrix(profile, settings, out=out, seed=seed, resume=resume, force=force,
                         command=command_line(), loops=loop_settings(loop_check),
-                        telemetry_hz=telemetry_hz or None, progress=progress_printer())
+                        telemetry_hz=telemetry_hz or None, progress=TerminalSink())
     click.echo(render_matrix(record))
     results = Path(resume or out)
     write_text_atomic(results.with_suffix(".md"), render_markdown(record))

@@ -1,22 +1,88 @@
-"""Engine adapters. Each is imported only when its engine is asked for (heavy imports)."""
+"""The engine registry: every subpackage of ``inproc.engines`` is one engine.
+
+A subpackage registers itself by defining ``ADAPTER`` (an :class:`EngineAdapter`) in its
+``__init__``, which must stay light: the engine itself is imported only when an adapter
+method needs it. A third engine is one new folder here.
+"""
 from __future__ import annotations
 
+import functools
+import importlib
 import os
+import pkgutil
+from typing import Sequence
 
-from inproc.engines.base import Engine, EngineBuildError
-from inproc.profile import Profile
+from inproc.engines.base import CheckSkipped, Engine, EngineAdapter, EngineBuildError
+from inproc.errors import UsageError
+from inproc.types import LaunchSpec
 
-__all__ = ["Engine", "EngineBuildError", "build_engine"]
+__all__ = ["CheckSkipped", "Engine", "EngineAdapter", "EngineBuildError", "adapters", "build_engine", "get", "names"]
 
 
-def build_engine(profile: Profile) -> Engine:
-    """Apply the profile's environment, then build its engine in this process."""
+@functools.lru_cache(maxsize=1)
+def adapters() -> dict[str, EngineAdapter]:
+    """Every registered engine, by name."""
+    found: dict[str, EngineAdapter] = {}
+    for mod in pkgutil.iter_modules(__path__):
+        if not mod.ispkg:
+            continue
+        adapter = getattr(importlib.import_module(f"{__name__}.{mod.name}"), "ADAPTER", None)
+        if isinstance(adapter, EngineAdapter):
+            found[adapter.name] = adapter
+    return dict(sorted(found.items()))
+
+
+def names() -> tuple[str, ...]:
+    return tuple(adapters())
+
+
+def get(name: object) -> EngineAdapter:
+    """The adapter of ``name``; an unknown name is a one-line error listing the known ones."""
+    found = adapters().get(name) if isinstance(name, str) else None
+    if found is None:
+        raise UsageError(f"Unknown engine {name!r}. Known engines: {', '.join(names())}.")
+    return found
+
+
+def model_args() -> frozenset[str]:
+    """Engine arguments that name the model (a profile names it once, in its ``model`` key)."""
+    return frozenset(k for a in adapters().values() for k in a.args_module().MODEL_KEYS)
+
+
+def software() -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """(import name, distribution names) of every registered engine, for run metadata."""
+    return tuple((a.package, a.distributions) for a in adapters().values())
+
+
+def for_command(words: Sequence[str]) -> tuple[EngineAdapter, list[str]] | None:
+    """The adapter whose launch command ``words`` is, and the words after its launcher.
+
+    ``words`` starts at the program (environment assignments already taken off); a
+    program path (``$HOME/env/bin/sglang``) counts by its basename, and ``python -m``
+    forms are matched after the interpreter.
+    """
+    if not words:
+        return None
+    head = [os.path.basename(words[0]), *words[1:]]
+    after_python = list(words[1:]) if _is_python(head[0]) else None
+    for adapter in adapters().values():
+        for form in adapter.launchers:
+            n = len(form)
+            if form[0] == "-m":
+                if after_python is not None and tuple(after_python[:n]) == form:
+                    return adapter, after_python[n:]
+            elif tuple(head[:n]) == form:
+                return adapter, list(words[n:])
+    return None
+
+
+def _is_python(program: str) -> bool:
+    stem = program.removeprefix("python")
+    return program.startswith("python") and all(part.isdigit() for part in stem.split(".") if part)
+
+
+def build_engine(launch: LaunchSpec) -> Engine:
+    """Apply the launch's environment, then build its engine in this process."""
     # Engines read many settings from the environment at import time, so this comes first.
-    os.environ.update(profile.env)
-    if profile.engine == "vllm":
-        from inproc.engines.vllm_engine import build_vllm_engine
-
-        return build_vllm_engine(profile)
-    from inproc.engines.sglang_engine import build_sglang_engine
-
-    return build_sglang_engine(profile)
+    os.environ.update(launch.env)
+    return get(launch.engine).build(launch)

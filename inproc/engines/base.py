@@ -1,101 +1,20 @@
-"""The engine interface the driver talks to.
+"""What an engine is to the rest of inproc: the stepped :class:`Engine` and its :class:`EngineAdapter`.
 
-Everything engine-specific lives in an adapter (``vllm_engine.py``, ``sglang_engine.py``)
-that implements :class:`Engine`. The driver never imports an engine: it submits
-token-id requests, calls :meth:`Engine.step` once per engine iteration, and reads
-capacity and queue counts through this interface. Plain Python only (no torch here).
+Each engine is one subpackage of ``inproc.engines`` whose ``__init__`` defines
+``ADAPTER``, an :class:`EngineAdapter`: how to recognise its launch command, read its
+arguments with its own parser, check a profile against it, and build it in this
+process. The registry (``inproc.engines``) finds the subpackages; nothing outside
+``inproc/engines/`` knows an engine by name. Plain Python here: adapters import their
+engine lazily, inside their methods.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import importlib.util
+import json
+from pathlib import Path
 from typing import Protocol, Sequence
 
-
-@dataclass(frozen=True)
-class KVCacheGroup:
-    """One KV-cache group as the engine allocates it (full attention, MLA, sliding window...)."""
-
-    kind: str  # e.g. "full_attention", "mla", "sliding_window", "token_pool" (SGLang)
-    block_size: int  # tokens per block (SGLang: page size)
-    num_layers: int
-    sliding_window: int | None = None  # tokens; None when the group keeps every token
-
-
-@dataclass(frozen=True)
-class Capacity:
-    """KV-cache capacity and batch limits, read from the built engine."""
-
-    num_blocks: int  # blocks in the shared pool, as the engine reports it (SGLang: pages)
-    block_size: int  # tokens per block (SGLang: page size)
-    kv_tokens: int  # tokens the pool holds for one full-attention sequence set
-    groups: tuple[KVCacheGroup, ...]
-    max_num_seqs: int  # vLLM max_num_seqs / SGLang max_running_requests
-    max_num_batched_tokens: int | None  # per-step token budget (SGLang: chunked prefill size)
-    max_model_len: int
-    # The engine's own answer to "how many requests of max_model_len fit?",
-    # computed by the engine's code (vLLM get_max_concurrency_for_kv_cache_config).
-    engine_max_concurrency: float | None = None
-    extra: dict[str, float | int | str | None] = field(default_factory=dict)
-    # Blocks requests can actually hold (vLLM keeps one as its null block); None: all of them.
-    usable_blocks: int | None = None
-
-    @property
-    def allocatable_blocks(self) -> int:
-        return self.num_blocks if self.usable_blocks is None else self.usable_blocks
-
-
-@dataclass(frozen=True)
-class EngineInfo:
-    """Identity of the built engine, recorded in every results file."""
-
-    name: str  # "vllm" | "sglang"
-    version: str
-    model: str
-    dummy_weights: bool
-    capacity: Capacity
-    vocab_size: int
-    special_token_ids: tuple[int, ...]
-    settings: dict[str, object] = field(default_factory=dict)  # resolved engine args worth showing
-
-
-@dataclass(frozen=True)
-class RequestSpec:
-    """One request as the driver submits it: token ids in, a fixed output length out."""
-
-    request_id: str
-    prompt_token_ids: Sequence[int]
-    max_tokens: int
-    temperature: float = 1.0
-    seed: int | None = None
-    ignore_eos: bool = True
-
-
-@dataclass(frozen=True)
-class RequestDelta:
-    """What one engine step produced for one request."""
-
-    request_id: str
-    new_token_ids: tuple[int, ...]
-    finished: bool
-    finish_reason: str | None = None
-    num_cached_tokens: int | None = None  # prompt tokens served from the prefix cache
-
-
-@dataclass(frozen=True)
-class StepResult:
-    """One engine iteration, as seen from inside the engine.
-
-    ``num_running`` / ``num_waiting`` are the scheduler's own queue lengths read at the
-    moment it formed this step's batch (after admission), so ``num_running`` is the
-    batch the step ran. ``num_scheduled_tokens`` is the step's token budget used
-    (prefill chunks + decode tokens); -1 where the engine does not expose it.
-    """
-
-    deltas: tuple[RequestDelta, ...]
-    num_running: int
-    num_waiting: int
-    num_scheduled_tokens: int = -1
-    num_preempted: int = 0
+from inproc.types import EngineInfo, LaunchSpec, RequestSpec, StepResult
 
 
 class Engine(Protocol):
@@ -123,7 +42,8 @@ class Engine(Protocol):
 
         Keys (present when the engine reports them): ``prefix_queries`` / ``prefix_hits``
         (prompt tokens looked up in / served from the prefix cache), ``preemptions``,
-        ``generation_tokens`` (output tokens the engine core emitted),
+        ``generation_tokens`` (output tokens the engine core emitted), ``dropped_tokens``
+        (of those, tokens emitted for requests already aborted, which reach no caller),
         ``spec_drafts`` / ``spec_draft_tokens`` / ``spec_accepted_tokens`` (speculative
         decoding). The driver takes differences over a window.
         """
@@ -134,3 +54,109 @@ class Engine(Protocol):
 
 class EngineBuildError(RuntimeError):
     """The engine could not be built from the profile (bad argument, missing model...)."""
+
+
+class CheckSkipped(Exception):
+    """A profile check that cannot run in this environment; the message says what it needs."""
+
+
+class EngineAdapter:
+    """One engine, as the rest of inproc uses it. A subclass sets the class attributes and
+    implements :meth:`args_module`, :meth:`check_module` and :meth:`build`.
+
+    The argument methods take the engine's own argument object (``EngineArgs``,
+    ``ServerArgs``, ...) as ``args``: whatever :meth:`parse` returns.
+    """
+
+    name: str = ""  # registry key, the profile's ``engine = ...``
+    label: str = ""  # how people write it: "vLLM"
+    package: str = ""  # the import name of the engine itself
+    # Distribution names its version may be recorded under (CPU builds are often renamed).
+    distributions: tuple[str, ...] = ()
+    # Launch command forms this engine's importer reads: each a tuple of leading words
+    # (``("vllm", "serve")``) or ``("-m", MODULE)`` / ``("-m", MODULE, "serve")`` after python.
+    launchers: tuple[tuple[str, ...], ...] = ()
+    command_example: str = ""  # the usual launch command, for messages: "vllm serve MODEL …"
+    # Engine arguments that set the model's maximum length, in the order they are read.
+    max_len_args: tuple[str, ...] = ()
+    # The engine version(s) the adapter is tested against (the extras pin the same).
+    tested_versions: tuple[str, ...] = ()
+
+    # -- presence -----------------------------------------------------------------
+    def installed(self) -> bool:
+        """True when the engine's real package is importable here.
+
+        A bare folder named like the engine on ``sys.path`` (a namespace package, no
+        origin: e.g. a test folder under pytest) does not count.
+        """
+        spec = importlib.util.find_spec(self.package)
+        return spec is not None and spec.origin is not None
+
+    # Each engine keeps its argument and check functions in two modules with the same
+    # function names; a subclass returns them (imported lazily, inside the method).
+    def args_module(self):
+        """The engine's ``args`` module: its own parser behind the functions below."""
+        raise NotImplementedError
+
+    def check_module(self):
+        """The engine's ``check`` module: its validators behind the checks below."""
+        raise NotImplementedError
+
+    def version(self) -> str:
+        return self.args_module().version()
+
+    # -- arguments ------------------------------------------------------------------
+    def argv(self, model: str, engine_args: dict[str, object]) -> list[str]:
+        """The profile as the engine's own command-line flags."""
+        return self.args_module().profile_args_to_argv(model, engine_args)
+
+    def parse(self, model: str, engine_args: dict[str, object]):
+        """The engine's argument object (``EngineArgs``, ``ServerArgs``), built by its own parser."""
+        return self.args_module().parse_profile(model, engine_args)
+
+    def explicit_fields(self, model: str, engine_args: dict[str, object]) -> set[str]:
+        """Field names of the argument object that the profile sets itself."""
+        return self.args_module().explicit_fields(model, engine_args)
+
+    def settings(self, args) -> dict[str, object]:
+        """Every field of the argument object, by name."""
+        return self.args_module().settings(args)
+
+    def import_command(self, argv: list[str]):
+        """Read the words after the launcher with the engine's parser (a ``commands.CommandRead``)."""
+        return self.args_module().import_command(argv)
+
+    def command_line(self, argv: Sequence[str]) -> str:
+        """The launch command (``vllm serve …``) for ``argv``."""
+        import shlex
+
+        return shlex.join([*self.launchers[0], *argv])
+
+    # -- checks ------------------------------------------------------------------------
+    def parallel_layout(self, args) -> tuple[int, str]:
+        """GPUs the parallel sizes occupy on one node, and the product spelled out."""
+        return self.check_module().parallel_layout(args)
+
+    def argument_checks(self, args, explicit: set[str]) -> str:
+        """Judge the explicitly set fields with the engine's validators; returns what was judged."""
+        return self.check_module().argument_checks(args, explicit)
+
+    def engine_config_check(self, args, gpus: int) -> str:
+        """The engine's full configuration check, or :class:`CheckSkipped` where this machine cannot run it."""
+        return self.check_module().engine_config_check(args, gpus)
+
+    def declared_max_len(self, model: str, engine_args: dict[str, object]) -> int | None:
+        """The model's maximum length as the profile states it (an argument, else config.json)."""
+        for key in self.max_len_args:
+            if key in engine_args:
+                return int(engine_args[key])
+        cfg = Path(model) / "config.json"
+        if cfg.is_file():
+            value = json.loads(cfg.read_text()).get("max_position_embeddings")
+            return int(value) if value else None
+        return None
+
+    # -- the engine ------------------------------------------------------------------------
+    def build(self, launch: LaunchSpec) -> Engine:
+        """Build the engine in this process (the launch's environment is already applied)."""
+        raise NotImplementedError

@@ -5,11 +5,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from inproc import metrics as m
+from inproc.measure import metrics as m
+from inproc.record.schema import DecodeEntry, RunRecord
 from inproc.render.matrix import Grid, headline
 from inproc.render.measurements import PREFILL, Measurement
 from inproc.render.svg import Chart, Series, downsample
-from inproc.results import DecodeEntry, RunRecord
 from inproc.telemetry.series import SampleSeries
 from inproc.telemetry.trace import TelemetryTrace
 from inproc.units import format_tokens
@@ -52,18 +52,8 @@ class Panel:
 
 def telemetry_panels(rec: RunRecord) -> tuple[list[Panel], str]:
     """A panel per decode cell with a telemetry trace, and why there are none when so."""
-    panels, why = [], "no cell carries a telemetry trace"
-    for e in rec.decode:
-        raw = (e.extra.get("telemetry") or {}).get("trace")
-        if not raw:
-            continue
-        try:
-            trace = TelemetryTrace.from_dict(raw)
-        except (ValueError, KeyError, TypeError) as err:  # a newer or damaged trace: say so, draw the rest
-            why = f"a telemetry trace could not be read ({err})"
-            continue
-        panels.append(_panel(e, trace))
-    return panels, ("" if panels else why)
+    panels = [_panel(e, e.telemetry.trace) for e in rec.decode if e.telemetry is not None]
+    return panels, ("" if panels else "no cell carries a telemetry trace")
 
 
 def _panel(e: DecodeEntry, trace: TelemetryTrace) -> Panel:

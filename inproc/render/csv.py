@@ -11,7 +11,7 @@ import csv
 import io
 
 from inproc.render.measurements import COLUMNS, measurements
-from inproc.results import RunRecord
+from inproc.record.schema import RunRecord
 
 
 def render_csv(rec: RunRecord) -> str:

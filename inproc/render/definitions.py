@@ -1,7 +1,7 @@
 """The report's Definitions: one line per figure, read from the metric functions' docstrings.
 
 Each figure is defined once, by the docstring of the function that computes it
-(``inproc/metrics.py``, ``inproc/telemetry/metrics.py``); this module only picks and
+(``inproc/measure/metrics.py``, ``inproc/telemetry/metrics.py``); this module only picks and
 joins them, so the report can never drift from the code. Words that are not in a
 docstring say how per-GPU values are combined, as ``inproc/telemetry/figures.py`` does.
 """
@@ -12,8 +12,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from inproc import metrics as m
-from inproc.telemetry import metrics as tm
+from inproc.measure import metrics as m
+import inproc.telemetry.metrics as tm
 
 # Function names in docstrings are shown as the figure's name in the report.
 _NAMES = {"measured_for_s": "Measured for", "output_tokens": "Output tokens"}

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import re
 
-from inproc import status as st
+from inproc import types as st
 from inproc.render import fmt
 from inproc.render.charts import decode_chart, prefill_chart, telemetry_panels
 from inproc.render.definitions import shown_definitions
@@ -17,7 +17,7 @@ from inproc.render.header import Header, build_header
 from inproc.render.matrix import MEDIANS_NOTE, Grid, decode_grid, headline, legend_lines, throttle_warnings, ttft_note
 from inproc.render.measurements import PREFILL, Measurement, measurements, shown_columns
 from inproc.render.svg import line_chart, t
-from inproc.results import RunRecord
+from inproc.record.schema import RunRecord
 from inproc.units import format_tokens
 
 CSS = """
@@ -41,7 +41,7 @@ svg.chart .grid{stroke:#e5e5e5}svg.chart .axis{stroke:#888}svg.chart .band{fill:
 def render_html(rec: RunRecord) -> str:
     """The whole report as one HTML page."""
     rows = measurements(rec)
-    grid = decode_grid(rec.plan, rows)
+    grid = decode_grid(rec.settings, rows)
     h = build_header(rec)
     body = [_header(h), _prefill(rows), _decode(rec, rows, grid), _telemetry(rec), _all(rows)]
     return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -110,7 +110,7 @@ def _decode(rec: RunRecord, rows: list[Measurement], grid: Grid) -> str:
     lo, hi = (min(vals), max(vals)) if vals else (1.0, 1.0)
     body = [[t(format_tokens(L))] + [_heat_cell(grid.cell(L, C), lo, hi) for C in grid.concurrency]
             for L in grid.contexts]
-    notes = legend_lines(rows, grid) + [ttft_note(rec.plan.get("prompt_mode"))]
+    notes = legend_lines(rows, grid) + [ttft_note(rec.settings.prompt_mode)]
     warns = "".join(f'<div class="warn">{t(w)}</div>' for w in throttle_warnings(rows))
     charts = [decode_chart(grid, "total_tok_s", "Total tok/s by concurrency", "total tok/s"),
               decode_chart(grid, "per_request_tok_s", "Per request tok/s by concurrency", "per request tok/s")]

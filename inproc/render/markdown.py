@@ -17,7 +17,7 @@ from inproc.render.matrix import (
     ttft_note,
 )
 from inproc.render.measurements import PREFILL, Measurement, measurements, shown_columns
-from inproc.results import RunRecord
+from inproc.record.schema import RunRecord
 from inproc.units import format_tokens
 
 
@@ -68,14 +68,14 @@ def _prefill(rows: list[Measurement]) -> str:
 
 
 def _decode(rec: RunRecord, rows: list[Measurement]) -> str:
-    grid = decode_grid(rec.plan, rows)
+    grid = decode_grid(rec.settings, rows)
     if not grid.cells and not (grid.contexts and grid.concurrency):
         return ""
     head = ["Context", *map(str, grid.concurrency)]
     body = [[format_tokens(L), *(" · ".join(cell_parts(grid.cell(L, C))) for C in grid.concurrency)]
             for L in grid.contexts]
     legend = " ".join(legend_lines(rows, grid))  # one paragraph, as the references print it
-    notes = [legend, ttft_note(rec.plan.get("prompt_mode"))] if legend else [ttft_note(rec.plan.get("prompt_mode"))]
+    notes = [legend, ttft_note(rec.settings.prompt_mode)] if legend else [ttft_note(rec.settings.prompt_mode)]
     notes += [f"> **Warning:** {w}" for w in throttle_warnings(rows)]
     parts = ["## Sustained decode", "", "total tok/s · rows are context length, columns are simultaneous requests", "",
              table(head, body)]

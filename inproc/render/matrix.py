@@ -3,10 +3,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from inproc import status as st
+from inproc import types as st
 from inproc.render import fmt
 from inproc.render.measurements import DECODE, Measurement
+from inproc.plan.settings import MatrixSettings
 from inproc.units import format_tokens
+
+LEGEND = {
+    st.QUEUED: "Requests queued: the engine could not run all requests at once, so some waited in its queue "
+    "(sampled from the scheduler at every step); the figures are kept and flagged.",
+    st.OVER_CAPACITY: "Over capacity: not run because this many requests at this context would exceed "
+    "the engine's KV cache (blocks counted as the engine allocates them).",
+    st.EXCEEDS_MAX_LEN: "Exceeds max model length: the context plus at least one output token is more than "
+    "the engine accepts; not run.",
+    st.LOOPED: "Looped: the model kept repeating the same tokens, so the cell's figures are not shown "
+    "(repetition inflates speculative-decoding acceptance); the reason names the requests, period and repeats, "
+    "and the raw data stays in the results file.",
+    st.ERROR: "Error: the engine raised inside this cell; the reason gives the message and the matrix went on.",
+    st.PENDING: "Pending: planned but not measured yet.",
+}
 
 MEDIANS_NOTE = "Latencies are medians. Total tok/s is output across all simultaneous requests."
 TTFT_NOTES = {
@@ -30,10 +45,10 @@ class Grid:
         return found or Measurement(DECODE, context, concurrency, st.PENDING, "planned, not measured yet")
 
 
-def decode_grid(plan: dict, rows: list[Measurement]) -> Grid:
+def decode_grid(settings: MatrixSettings, rows: list[Measurement]) -> Grid:
     decode = [m for m in rows if m.phase == DECODE]
-    contexts = dict.fromkeys(list(plan.get("contexts") or []) + [m.context for m in decode])
-    concs = dict.fromkeys(list(plan.get("concurrency") or []) + [m.concurrency for m in decode])
+    contexts = dict.fromkeys(list(settings.contexts) + [m.context for m in decode])
+    concs = dict.fromkeys(list(settings.concurrency) + [m.concurrency for m in decode])
     return Grid(tuple(sorted(contexts)), tuple(sorted(concs)), {(m.context, m.concurrency): m for m in decode})
 
 
@@ -65,11 +80,11 @@ def label(m: Measurement) -> str:
 def legend_lines(rows: list[Measurement], grid: Grid) -> list[str]:
     """The legend line of every non-Valid status that appears, in the statuses' order."""
     seen = {m.status for m in rows} | {grid.cell(L, C).status for L in grid.contexts for C in grid.concurrency}
-    return [st.LEGEND[s] for s in st.ALL if s in seen and s in st.LEGEND]
+    return [LEGEND[s] for s in st.STATUSES if s in seen and s in LEGEND]
 
 
-def ttft_note(prompt_mode: str | None) -> str:
-    return TTFT_NOTES.get(prompt_mode or "", f"TTFT: prompt mode {prompt_mode!r} (see the Run section).")
+def ttft_note(prompt_mode: str) -> str:
+    return TTFT_NOTES.get(prompt_mode, f"TTFT: prompt mode {prompt_mode!r} (see the Run section).")
 
 
 def throttle_warnings(rows: list[Measurement]) -> list[str]:

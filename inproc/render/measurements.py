@@ -11,9 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from inproc import status as st
+from inproc import types as st
+from inproc.record.schema import DecodeEntry, PrefillEntry, RunRecord
 from inproc.render import fmt
-from inproc.results import DecodeEntry, PrefillEntry, RunRecord
 from inproc.telemetry.figures import TelemetryFigures
 from inproc.units import format_tokens
 
@@ -48,22 +48,13 @@ class Measurement:
     reproduce: str = ""
 
 
-def telemetry_of(extra: dict) -> TelemetryFigures | None:
-    """The entry's telemetry figures, or None when it has none (or a form this version cannot read)."""
-    figures = (extra.get("telemetry") or {}).get("figures")
-    try:
-        return TelemetryFigures.from_dict(figures) if figures else None
-    except (KeyError, TypeError):  # the columns show a dash; the raw record is untouched
-        return None
-
-
 def from_prefill(e: PrefillEntry) -> Measurement:
     f = e.figures if e.status in st.HEADLINE else None
     base = Measurement(PREFILL, e.context, 1, e.status, e.reason, completed=f.samples if f else None)
     if f is None:
         return base
     return replace(base, total_tok_s=f.prompt_tok_s, ttft_ms=f.ttft_ms, prefill_steps=f.steps,
-                    telemetry=telemetry_of(e.extra), throttled=e.extra.get("throttled", ""))
+                   telemetry=e.telemetry.figures if e.telemetry else None, throttled=e.throttled)
 
 
 def from_decode(e: DecodeEntry) -> Measurement:
@@ -76,7 +67,7 @@ def from_decode(e: DecodeEntry) -> Measurement:
         avg_active=f.avg_active, completed=f.completed, output_tokens=f.output_tokens, window_s=f.window_s,
         max_waiting=f.max_waiting, harness_overhead=f.harness_overhead, preemptions=f.preemptions,
         spec_acceptance_rate=f.spec_acceptance_rate, spec_mean_acceptance_length=f.spec_mean_acceptance_length,
-        telemetry=telemetry_of(e.extra), throttled=e.extra.get("throttled", ""),
+        telemetry=e.telemetry.figures if e.telemetry else None, throttled=e.throttled,
     )
 
 

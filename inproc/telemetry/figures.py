@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, field, fields
 from functools import partial
 from typing import Any, Callable, Mapping, TypeVar
 
-from inproc.telemetry import metrics as m
+import inproc.telemetry.metrics as m
 from inproc.telemetry.nvml_ids import VIOLATION_POLICIES
 from inproc.telemetry.trace import GpuTrace, TelemetryTrace
 

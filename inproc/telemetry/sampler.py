@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from inproc.errors import UsageError
-from inproc.telemetry.gpu_reader import GpuReader, shutdown
-from inproc.telemetry.host_reader import HostReader
+from inproc.telemetry.gpu_reader import GpuReader, load_nvml, select_handles, shutdown
+from inproc.telemetry.host_reader import HostReader, load_psutil
 from inproc.telemetry.trace import TelemetryTrace
 
 DEFAULT_HZ = 10.0
@@ -161,3 +161,34 @@ class Telemetry:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def open_telemetry(
+    gpu_indices: Sequence[int] | None = None,
+    hz: float = DEFAULT_HZ,
+    nvml: Any = None,
+    host: bool = True,
+    clock: Callable[[], float] = time.perf_counter,
+) -> Telemetry:
+    """Set up sampling of the given GPUs (NVML indices; None = the visible ones) and the host.
+
+    ``nvml`` is a pynvml-shaped binding (None: import nvidia-ml-py's ``pynvml``). Missing
+    NVML, psutil or GPUs never raise: that part is marked absent with the reason.
+    """
+    hz = check_hz(hz)
+    capacity = int(hz * INITIAL_CAPACITY_S) + 2
+    binding, gpu_absent = load_nvml(nvml)
+    readers: list[GpuReader] = []
+    if binding is not None:
+        handles, gpu_absent = select_handles(binding, gpu_indices)
+        readers = [GpuReader(binding, index, handle, capacity) for index, handle in handles]
+        if not readers:
+            shutdown(binding)
+            binding = None
+    host_reader: HostReader | None = None
+    host_absent: str | None = "host sampling turned off"
+    if host:
+        psutil, host_absent = load_psutil()
+        if psutil is not None:
+            host_reader = HostReader(psutil, capacity)
+    return Telemetry(readers, gpu_absent, host_reader, host_absent, hz=hz, nvml=binding, clock=clock)

@@ -1,2 +1,2 @@
-# expect: Error: Cannot tell the engine from 'python -m vllm.entrypoints.foo'. Give the launch command as `vllm serve MODEL …`, `sglang serve --model-path MODEL …` or `python -m sglang.launch_server …`.
+# expect: Error: Cannot tell the engine from 'python -m vllm.entrypoints.foo'. Give the launch command as `sglang serve --model-path MODEL …` or `vllm serve MODEL …` (or the engine's `python -m` server module).
 python -m vllm.entrypoints.foo --model m

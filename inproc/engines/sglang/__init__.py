@@ -1,0 +1,39 @@
+"""SGLang: rank 0's ``Scheduler`` in this process, stepped one event-loop iteration at a time
+(``engine.py``, ``launch.py``, ``io.py``, ``info.py``), read through ``sglang serve``'s own
+parser (``args.py``) and checked by its own rules (``check.py``)."""
+from __future__ import annotations
+
+from inproc.engines.base import EngineAdapter
+
+
+class SglangAdapter(EngineAdapter):
+    name = "sglang"
+    label = "SGLang"
+    package = "sglang"
+    distributions = ("sglang",)
+    launchers = (
+        ("sglang", "serve"),
+        ("-m", "sglang.launch_server"),
+        ("-m", "sglang.cli.main", "serve"),
+    )
+    command_example = "sglang serve --model-path MODEL …"
+    max_len_args = ("context-length",)
+    tested_versions = ("0.5.23",)
+
+    def args_module(self):
+        from inproc.engines.sglang import args
+
+        return args
+
+    def check_module(self):
+        from inproc.engines.sglang import check
+
+        return check
+
+    def build(self, launch):
+        from inproc.engines.sglang.engine import build_sglang_engine
+
+        return build_sglang_engine(launch)
+
+
+ADAPTER = SglangAdapter()

@@ -1,0 +1,228 @@
+"""SGLang adapter: the scheduler built in this process and stepped one iteration at a time.
+
+Rank 0's ``Scheduler`` lives in the calling thread (see ``launch.py``); its request
+socket and output senders are replaced by an in-process inbox and sink (``io.py``).
+:meth:`SglangEngine.step` runs the body of SGLang's ``event_loop_normal`` once: receive
+(and broadcast to TP peers), form the next batch, run it, process its result. The model
+forward therefore runs in the caller's thread, and a breakpoint in SGLang code stops
+the tool.
+
+Queue lengths are read right after the batch is formed. SGLang keeps running requests
+in ``running_batch`` and runs a new prefill batch beside it (not merged until the next
+iteration), so ``num_running`` counts the union of the two: every admitted request that
+holds KV cache, which is what ``max_running_requests`` limits. ``num_scheduled_tokens``
+is the extend tokens of a prefill batch, or one per request for a plain decode batch.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Sequence
+
+from inproc.engines.base import EngineBuildError
+from inproc.engines.sglang.info import read_info
+from inproc.engines.sglang.io import Inbox, OutputSink, RidMap, make_generate_req
+from inproc.types import LaunchSpec, RequestDelta, RequestSpec, StepResult
+
+# Steps reset_prefix_cache may take: SGLang flushes only when fully idle, which takes
+# one step to drop the last batch, plus one forward per request still being aborted.
+FLUSH_MAX_STEPS = 16
+
+
+class SglangEngine:
+    """An in-process SGLang scheduler behind the :class:`~inproc.engines.base.Engine` interface."""
+
+    def __init__(self, launched, server_args, spec: LaunchSpec) -> None:
+        self._launched = launched
+        self._sched = launched.scheduler
+        self._inbox = Inbox()
+        self._sink = OutputSink()
+        self._rids = RidMap()
+        self._live: set[str] = set()  # SGLang rids submitted and not yet finished or aborted
+        self._aborting: set[str] = set()  # aborted by the driver, not yet dropped by SGLang
+        self._spec = [0, 0, 0]  # drafts, draft tokens, accepted draft tokens (cumulative)
+        self._num_preempted = 0
+        self._dropped_tokens = 0  # emitted for requests the driver had aborted
+        # SGLang's own completion_tokens for each finished request, by driver id: the
+        # figure the tokens streamed through step() must add up to.
+        self.output_lengths: dict[str, int | None] = {}
+        self._wire()
+        self.info = read_info(self._sched, server_args, spec.model)
+
+    # -- wiring -------------------------------------------------------------
+    def _wire(self) -> None:
+        s = self._sched
+        s.request_receiver = dataclasses.replace(s.request_receiver, recv_from_tokenizer=self._inbox, recv_from_rpc=Inbox())
+        for sender in (s.ipc_channels.send_to_tokenizer, s.ipc_channels.send_to_detokenizer):
+            sender.send_output = self._sink.send_output
+        if s.device == "cpu":
+            s.schedule_stream.synchronize = lambda: None  # as run_event_loop does on CPU
+        s.metrics_reporter.start_scheduler_time_accounting()
+        if not s.spec_algorithm.is_none():
+            self._count_spec(s.metrics_reporter)
+
+    def _count_spec(self, reporter) -> None:
+        """SGLang's spec counters reset every log interval; keep our own lifetime sums."""
+        from sglang.srt.runtime_context import get_spec
+
+        spec = get_spec()
+        per_round = (spec.speculative_num_draft_tokens - 1) if spec.speculative_num_draft_tokens else (spec.speculative_num_steps or 0)
+        update, totals = reporter.update_spec_metrics, self._spec
+
+        def update_and_count(bs, num_correct_drafts, num_accept_tokens, *args, **kwargs):
+            totals[0] += int(bs)
+            totals[1] += int(bs) * int(per_round)
+            totals[2] += int(num_correct_drafts)  # accepted drafts, without the bonus token
+            return update(bs, num_correct_drafts, num_accept_tokens, *args, **kwargs)
+
+        reporter.update_spec_metrics = update_and_count
+
+    # -- Engine interface -----------------------------------------------------
+    def add_request(self, spec: RequestSpec) -> None:
+        from sglang.srt.managers.io_struct import sock_send
+
+        rid = self._rids.add(spec.request_id)
+        sock_send(self._inbox, make_generate_req(spec, rid, self.info.vocab_size))
+        self._live.add(rid)
+
+    def step(self) -> StepResult:
+        from sglang.srt.utils import DynamicGradMode
+
+        s = self._sched
+        with DynamicGradMode(), s.device_module.StreamContext(s.schedule_stream):
+            # Last step's prefill batch joins running_batch only while this batch forms.
+            was_running = {id(r) for b in (s.running_batch, s.last_batch) if b for r in b.reqs}
+            s.ingest_requests()
+            plan = s.get_next_batch_to_run(running_batch=s.running_batch, last_batch=s.last_batch)
+            s.running_batch, batch = plan.running_batch, plan.batch_to_run
+            s.cur_batch_for_debug = batch
+            sample = _sample_queues(s, batch, was_running)
+            try:
+                if batch:
+                    s.process_batch_result(batch, s.run_batch(batch))
+                else:
+                    s._sched_idled = True
+                    s.on_idle()
+                s.last_batch = batch
+            finally:
+                # The watchdog counts a set marker as a forward in flight; between steps
+                # there is none, however long the driver waits.
+                s.cur_batch_for_debug = None
+        self._num_preempted += sample["num_preempted"]
+        return StepResult(deltas=self._deltas(), **sample)
+
+    def _deltas(self) -> tuple[RequestDelta, ...]:
+        deltas = []
+        for rid, p in self._sink.drain().items():
+            if rid not in self._live:
+                # An aborted running request rides one more forward; its token reaches no one.
+                self._dropped_tokens += len(p.new_token_ids)
+                if p.finished:  # SGLang has dropped an aborted request
+                    self._aborting.discard(rid)
+                    self._rids.forget(rid)
+                continue  # the driver aborted it and asked to hear no more of it
+            request_id = self._rids.to_driver[rid]
+            if p.finished:
+                self._live.discard(rid)
+                self._rids.forget(rid)
+                self.output_lengths[request_id] = p.sglang_output_len
+            deltas.append(RequestDelta(request_id, tuple(p.new_token_ids), p.finished, p.finish_reason, p.num_cached_tokens))
+        return tuple(deltas)
+
+    def abort(self, request_ids: Sequence[str]) -> None:
+        from sglang.srt.managers.io_struct import AbortReq, sock_send
+
+        for request_id in request_ids:
+            rid = self._rids.to_sglang.get(request_id)
+            if rid is not None and rid in self._live:
+                # Goes through the next step's receive-and-broadcast, so every TP rank drops it.
+                sock_send(self._inbox, AbortReq(rid=rid))
+                self._live.discard(rid)
+                self._aborting.add(rid)
+
+    def has_unfinished(self) -> bool:
+        # Aborted requests count until SGLang reports them gone (at the next step).
+        return bool(self._live or self._aborting)
+
+    def reset_prefix_cache(self) -> bool:
+        from sglang.srt.managers.io_struct import FlushCacheReqInput, FlushCacheReqOutput, sock_send
+
+        if self._live:
+            return False
+        # A timeout makes SGLang defer the flush until it is fully idle (the last batch
+        # dropped), instead of refusing it on the first step that is not.
+        sock_send(self._inbox, FlushCacheReqInput(timeout_s=60.0))
+        for _ in range(FLUSH_MAX_STEPS):
+            self.step()
+            replies = [r for r in self._sink.control if isinstance(r, FlushCacheReqOutput)]
+            if replies:
+                self._sink.control = [r for r in self._sink.control if not isinstance(r, FlushCacheReqOutput)]
+                return bool(replies[-1].success)
+        return False
+
+    def counters(self) -> dict[str, int]:
+        sink = self._sink
+        out = {"prefix_queries": sink.prefix_queries, "prefix_hits": sink.prefix_hits,
+               "preemptions": self._num_preempted, "generation_tokens": sink.generation_tokens,
+               "dropped_tokens": self._dropped_tokens}
+        if self.info.settings.get("speculative_algorithm"):
+            out.update(spec_drafts=self._spec[0], spec_draft_tokens=self._spec[1], spec_accepted_tokens=self._spec[2])
+        return out
+
+    def shutdown(self) -> None:
+        from inproc.engines.sglang.launch import release
+        from sglang.srt.managers.io_struct import ShutdownReq, sock_send
+
+        launched, self._launched = self._launched, None
+        if launched is None:
+            return
+        if launched.peers and launched.scheduler is not None:
+            # Peers leave their loop on the broadcast ShutdownReq, as under sglang serve.
+            sock_send(self._inbox, ShutdownReq())
+            launched.scheduler.ingest_requests()
+        self._sched = None
+        release(launched)
+
+
+def _sample_queues(s, batch, was_running: set[int]) -> dict[str, int]:
+    """Queue lengths at batch formation, as StepResult fields."""
+    running = {id(r) for r in s.running_batch.reqs}
+    tokens = 0
+    if batch:
+        running.update(id(r) for r in batch.reqs)
+        if batch.forward_mode.is_extend():
+            tokens = int(batch.extend_num_tokens)
+        elif batch.spec_algorithm.is_none():
+            tokens = batch.batch_size()
+        else:
+            tokens = -1  # a verify step's token count depends on the draft tree
+    return {
+        "num_running": len(running),
+        "num_waiting": len(s.waiting_queue),
+        "num_scheduled_tokens": tokens,
+        # Retraction (SGLang's preemption) sends running requests back to the waiting queue.
+        "num_preempted": sum(1 for r in s.waiting_queue if id(r) in was_running),
+    }
+
+
+def build_sglang_engine(spec: LaunchSpec) -> SglangEngine:
+    """Build SGLang's scheduler in this process from the profile's ``sglang serve`` arguments."""
+    from inproc.engines.sglang.launch import adapter_server_args, launch
+
+    if os.path.isabs(spec.model) and not os.path.exists(spec.model):
+        raise EngineBuildError(f"No model at {spec.model!r}: the profile's model path does not exist.")
+    server_args = adapter_server_args(spec.model, dict(spec.engine_args))
+    try:
+        launched = launch(server_args)
+    except EngineBuildError:
+        raise
+    except (ValueError, RuntimeError, OSError) as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise EngineBuildError(f"SGLang could not build the engine: {first}") from e
+    try:
+        return SglangEngine(launched, server_args, spec)
+    except BaseException:
+        from inproc.engines.sglang.launch import release
+
+        release(launched)
+        raise

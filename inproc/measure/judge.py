@@ -1,0 +1,64 @@
+"""Statuses of measured cells, each with its reason and the checks it passed."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from inproc import types as st
+from inproc.types import Capacity
+from inproc.measure.figures import DecodeFigures, PrefillFigures
+
+#: A cell is "Requests queued" when the scheduler's time-weighted running count over the
+#: window is below this fraction of C, or when any step of the window had a waiting request.
+QUEUED_ACTIVE_FRACTION = 0.9
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A status, the reason for it, and the checks the entry passed."""
+
+    status: str
+    reason: str
+    checks_passed: tuple[str, ...]
+
+
+def judge_prefill(fig: PrefillFigures) -> Verdict:
+    """A cold prefill is Valid only if the engine served nothing from its prefix cache."""
+    if fig.cached_tokens or fig.prefix_hits:
+        return Verdict(
+            st.ERROR,
+            f"prefill was not cold: {fig.cached_tokens} cached prompt tokens, {fig.prefix_hits} prefix-cache hit tokens",
+            (),
+        )
+    return Verdict(st.VALID, "", ("cold_cache",))
+
+
+def queued_reason(fig: DecodeFigures, concurrency: int, capacity: Capacity) -> str:
+    """Why requests waited, from the engine's limits and counters; "" if they did not."""
+    low = fig.avg_active < QUEUED_ACTIVE_FRACTION * concurrency
+    if not (low or fig.max_waiting > 0):
+        return ""
+    seen = f"up to {fig.max_waiting} waiting, {fig.avg_active:.2f} of {concurrency} running on average"
+    if concurrency > capacity.max_num_seqs:
+        return f"max_num_seqs={capacity.max_num_seqs} < C={concurrency}; {seen}"
+    if fig.preemptions:
+        return f"KV cache preemption ({fig.preemptions} preemptions in the window); {seen}"
+    return seen
+
+
+def judge_decode(fig: DecodeFigures | None, concurrency: int, capacity: Capacity, looped: str = "",
+                 throttle_passed: bool | None = None) -> Verdict:
+    """Valid, Requests queued or Looped for a measured decode cell.
+
+    ``looped``: the loop detector's reason ("" when no request looped). ``throttle_passed``:
+    the telemetry throttle check (None: not judged); a throttled cell keeps its status and
+    is flagged, so the check only adds ``not_throttled`` to the checks passed.
+    """
+    if fig is None:
+        return Verdict(st.ERROR, "the decode window held no engine step", ())
+    throttle = ("not_throttled",) if throttle_passed else ()
+    if looped:
+        return Verdict(st.LOOPED, looped, throttle)
+    why = queued_reason(fig, concurrency, capacity)
+    if why:
+        return Verdict(st.QUEUED, why, ("no_loop", *throttle))
+    return Verdict(st.VALID, "", ("no_loop", "all_requests_running", *throttle))

@@ -1,0 +1,201 @@
+"""Every figure of the matrix, each defined once, computed from a cell's raw records.
+
+Clock: ``time.perf_counter()`` seconds relative to the cell start. A token's time is the
+end of the engine step that returned it (``StepTrace.t_end_s[step]``).
+
+The decode window: it opens at the end of the step at ``CellTrace.window_open_s`` (the
+first step after which all C initial requests had their first token, see the driver)
+and covers every step that *ends* in ``(open, open + W]``. It closes at the end of the
+last such step, so ``measured_for_s <= W`` and the tokens counted are exactly those of
+the steps inside. Warm-up (prefill of the first C requests) is before the window.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from inproc.measure.trace import CellTrace, RequestTrace
+
+
+@dataclass(frozen=True)
+class Window:
+    """The decode window: steps ``first_step..last_step`` (inclusive), ``open_s`` to ``close_s``."""
+
+    open_s: float
+    close_s: float
+    first_step: int
+    last_step: int
+
+    @property
+    def length_s(self) -> float:
+        return self.close_s - self.open_s
+
+    def contains(self, t: np.ndarray | float):
+        return (t > self.open_s) & (t <= self.close_s)
+
+
+def window(trace: CellTrace) -> Window | None:
+    """Steps ending in ``(open, open + W]``; None when the window never opened or holds no step."""
+    if trace.window_open_s is None:
+        return None
+    ends = trace.steps.t_end_s
+    inside = np.flatnonzero((ends > trace.window_open_s) & (ends <= trace.window_open_s + trace.window_target_s))
+    if inside.size == 0:
+        return None
+    return Window(trace.window_open_s, float(ends[inside[-1]]), int(inside[0]), int(inside[-1]))
+
+
+def _arrival_times(trace: CellTrace, req: RequestTrace) -> np.ndarray:
+    return trace.steps.t_end_s[np.asarray(req.token_steps, dtype=np.int64)]
+
+
+def _counts_in_window(trace: CellTrace, req: RequestTrace, w: Window) -> tuple[np.ndarray, np.ndarray]:
+    steps = np.asarray(req.token_steps, dtype=np.int64)
+    keep = (steps >= w.first_step) & (steps <= w.last_step)
+    return steps[keep], np.asarray(req.token_counts, dtype=np.int64)[keep]
+
+
+def _window_arrivals(trace: CellTrace, w: Window):
+    """Per request with at least two arrivals in the window: (arrival times, tokens per arrival)."""
+    for r in trace.requests:
+        steps, counts = _counts_in_window(trace, r, w)
+        if len(steps) >= 2:
+            yield trace.steps.t_end_s[steps], counts
+
+
+def output_tokens(trace: CellTrace, w: Window) -> int:
+    """Output tokens of all requests returned by steps inside the window."""
+    return int(sum(_counts_in_window(trace, r, w)[1].sum() for r in trace.requests))
+
+
+def measured_for_s(w: Window) -> float:
+    """Window length: from the step end that opened it to the end of the last step inside it."""
+    return w.length_s
+
+
+def total_tok_s(trace: CellTrace, w: Window) -> float:
+    """Output tokens inside the window divided by :func:`measured_for_s`."""
+    return output_tokens(trace, w) / w.length_s if w.length_s > 0 else 0.0
+
+
+def per_request_tok_s(trace: CellTrace, w: Window) -> float | None:
+    """Mean over requests of one request's decode rate inside the window.
+
+    A request's rate is (tokens it got in the window after its first arrival there) ÷
+    (time from that first arrival to its last arrival in the window). Requests with fewer
+    than two arrivals in the window are left out. Gaps while a finished request's slot
+    is refilled are not counted, which is why this can exceed total ÷ C.
+    """
+    rates = [counts[1:].sum() / (t[-1] - t[0]) for t, counts in _window_arrivals(trace, w) if t[-1] > t[0]]
+    return float(np.mean(rates)) if rates else None
+
+
+def ttft_s(trace: CellTrace, req: RequestTrace) -> float | None:
+    """Submit (``add_request``) to the end of the step that returned the request's first token."""
+    if not req.token_steps:
+        return None
+    return float(trace.steps.t_end_s[req.token_steps[0]] - req.submit_s)
+
+
+def ttft_ms_median(trace: CellTrace) -> float | None:
+    """Median :func:`ttft_s` (in ms) over every request of the cell that got a first token."""
+    vals = [v for v in (ttft_s(trace, r) for r in trace.requests) if v is not None]
+    return float(np.median(vals) * 1000) if vals else None
+
+
+def tbt_intervals_s(trace: CellTrace, w: Window) -> np.ndarray:
+    """Per-token gaps inside the window: an arrival of k tokens after a gap g gives k gaps of g/k.
+
+    A gap runs from a request's previous arrival to this one; both must be inside the
+    window. Speculative decoding returns several tokens per step, hence the split.
+    """
+    out = [np.repeat(np.diff(t) / counts[1:], counts[1:]) for t, counts in _window_arrivals(trace, w)]
+    return np.concatenate(out) if out else np.empty(0)
+
+
+def tbt_ms_median(trace: CellTrace, w: Window) -> float | None:
+    """Median of :func:`tbt_intervals_s`, in ms."""
+    gaps = tbt_intervals_s(trace, w)
+    return float(np.median(gaps) * 1000) if gaps.size else None
+
+
+def avg_active(trace: CellTrace, w: Window) -> float:
+    """Time-weighted mean of the scheduler's running count over the window.
+
+    Step i's count (sampled when its batch was formed) holds from the previous step's
+    end to step i's end, so the weights tile the window exactly.
+    """
+    s = trace.steps
+    idx = np.arange(w.first_step, w.last_step + 1)
+    prev_end = np.where(idx > 0, s.t_end_s[np.maximum(idx - 1, 0)], s.t_start_s[idx])
+    prev_end = np.maximum(prev_end, w.open_s)
+    dt = s.t_end_s[idx] - prev_end
+    return float((s.num_running[idx] * dt).sum() / dt.sum()) if dt.sum() > 0 else 0.0
+
+
+def max_waiting(trace: CellTrace, w: Window) -> int:
+    """Largest waiting-queue length the scheduler had at any step in the window."""
+    return int(trace.steps.num_waiting[w.first_step : w.last_step + 1].max())
+
+
+def completed_requests(trace: CellTrace, w: Window) -> int:
+    """Requests whose finishing step is inside the window (aborts at the end not counted)."""
+    return sum(
+        1
+        for r in trace.requests
+        if r.finished_step is not None and r.finish_reason not in (None, "abort") and w.first_step <= r.finished_step <= w.last_step
+    )
+
+
+def harness_overhead(trace: CellTrace, w: Window) -> float:
+    """Fraction of the window spent outside ``Engine.step()`` (the tool's own bookkeeping)."""
+    s = trace.steps
+    idx = np.arange(w.first_step, w.last_step + 1)
+    inside = (s.t_end_s[idx] - np.maximum(s.t_start_s[idx], w.open_s)).sum()
+    return float(1 - inside / w.length_s) if w.length_s > 0 else 0.0
+
+
+def counter_delta(trace: CellTrace, name: str) -> int | None:
+    """Difference of an engine counter between window open and window close."""
+    if name not in trace.counters_start or name not in trace.counters_end:
+        return None
+    return int(trace.counters_end[name] - trace.counters_start[name])
+
+
+def spec_acceptance_rate(trace: CellTrace) -> float | None:
+    """Accepted ÷ proposed draft tokens over the window (engine counter differences)."""
+    drafted, accepted = counter_delta(trace, "spec_draft_tokens"), counter_delta(trace, "spec_accepted_tokens")
+    return accepted / drafted if drafted else None
+
+
+def spec_mean_acceptance_length(trace: CellTrace) -> float | None:
+    """1 + accepted draft tokens per draft over the window (tokens a verify step yields)."""
+    drafts, accepted = counter_delta(trace, "spec_drafts"), counter_delta(trace, "spec_accepted_tokens")
+    return 1 + accepted / drafts if drafts else None
+
+
+# -- cold prefill ------------------------------------------------------------
+def prefill_ttft_s(trace: CellTrace) -> float | None:
+    """TTFT of the single cold request of a prefill sample (see :func:`ttft_s`)."""
+    return ttft_s(trace, trace.requests[0])
+
+
+def prompt_tok_s(trace: CellTrace) -> float | None:
+    """Prompt tokens ÷ :func:`prefill_ttft_s` of a cold prefill sample."""
+    t = prefill_ttft_s(trace)
+    return trace.requests[0].prompt_tokens / t if t else None
+
+
+def prefill_span(samples) -> tuple[float, float]:
+    """Absolute ``perf_counter`` seconds from the first sample's submit to the last sample's first token."""
+    first, last = samples[0], samples[-1]
+    t_open = first.clock_origin_s + first.requests[0].submit_s
+    t_close = last.clock_origin_s + last.requests[0].submit_s + (prefill_ttft_s(last) or 0.0)
+    return t_open, t_close
+
+
+def prefill_steps(trace: CellTrace) -> int:
+    """Engine steps from submit to the first token (chunked prefill takes several)."""
+    r = trace.requests[0]
+    return int(r.token_steps[0]) + 1 if r.token_steps else len(trace.steps)

@@ -1,0 +1,46 @@
+"""What the speed-test matrix measures: the settings a profile's ``[matrix]`` table and
+``inproc run``'s flags fill. Plain Python; every field is checked when it is set."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from inproc.errors import UsageError
+
+PROMPT_MODES = ("shared", "distinct")
+
+
+@dataclass(frozen=True)
+class MatrixSettings:
+    """What the speed-test matrix measures; every field is also a CLI flag of ``inproc run``."""
+
+    contexts: tuple[int, ...] = (8192, 16384, 32768, 65536, 131072, 262144, 524288, 1043456)
+    concurrency: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128)
+    window_s: float = 30.0
+    max_output: int = 4096
+    prompt_mode: Literal["shared", "distinct"] = "shared"
+    prefill_contexts: tuple[int, ...] | None = None  # None: the decode contexts
+    prefill_samples: int = 2
+    prefill_budget_s: float = 60.0
+    temperature: float = 1.0
+    suffix_tokens: int = 32  # unique tokens after the shared context (shared mode)
+
+    def __post_init__(self) -> None:
+        if self.prompt_mode not in PROMPT_MODES:
+            raise UsageError(
+                f"Unknown prompt mode {self.prompt_mode!r}. Known modes: {', '.join(PROMPT_MODES)}."
+            )
+        if self.window_s <= 0:
+            raise UsageError(f"Bad window {self.window_s!r} s: it must be above 0.")
+        if self.max_output < 1:
+            raise UsageError(f"Bad max output {self.max_output!r}: it must be at least 1 token.")
+        if any(c < 1 for c in self.concurrency):
+            raise UsageError(f"Bad concurrency {min(self.concurrency)}: it must be at least 1.")
+        if self.prefill_samples < 1:
+            raise UsageError(f"Bad prefill samples {self.prefill_samples!r}: it must be at least 1.")
+        if self.temperature < 0:
+            raise UsageError(f"Bad temperature {self.temperature!r}: it must be 0 or more.")
+
+    @property
+    def prefill_list(self) -> tuple[int, ...]:
+        return self.prefill_contexts if self.prefill_contexts is not None else self.contexts

@@ -1,0 +1,221 @@
+"""Launch profiles: which engine, which model, its arguments, and the matrix to run.
+
+A profile is a TOML file (see ``launch_profiles/`` and ``docs/profiles.md``). Engine
+arguments keep the engine's own CLI names (``tensor-parallel-size``, ``compilation-config``
+as a table); adapters render them back into the engine's parser. Relative model paths are
+resolved against the profile's folder. Plain Python: no engine is imported here.
+"""
+from __future__ import annotations
+
+import os
+import tomllib
+import typing
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+
+from inproc import engines
+from inproc.errors import UsageError
+from inproc.plan.settings import MatrixSettings
+from inproc.types import LaunchSpec
+from inproc.units import parse_tokens
+
+TOP_LEVEL_KEYS = ("engine", "model", "hardware", "notes", "gpus", "engine_args", "env", "matrix")
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A launch profile, resolved: engine arguments as the engine's CLI names them."""
+
+    name: str
+    engine: str  # a registered engine name (inproc.engines.names())
+    model: str
+    engine_args: dict[str, object] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
+    matrix: MatrixSettings = field(default_factory=MatrixSettings)
+    hardware: str = ""
+    notes: str = ""
+    gpus: int = 0
+    path: str = ""
+    overrides: tuple[str, ...] = ()  # the --set KEY=VALUE strings applied, in order
+
+    @property
+    def launch(self) -> LaunchSpec:
+        """What the engine adapter builds from this profile."""
+        return LaunchSpec(self.engine, self.model, dict(self.engine_args), dict(self.env))
+
+    def with_overrides(self, sets: tuple[str, ...]) -> "Profile":
+        """Apply ``--set KEY=VALUE`` engine-argument overrides (VALUE parsed as TOML when it can be).
+
+        ``KEY`` may reach into a table argument: ``--set speculative-config.num_speculative_tokens=2``.
+        """
+        args = dict(self.engine_args)
+        for item in sets:
+            key, sep, raw = item.partition("=")
+            top, _, sub = key.strip().partition(".")
+            top = top.replace("_", "-")
+            if not sep or not top:
+                raise UsageError(f"Bad --set {item!r}. Use --set KEY=VALUE, e.g. --set max-num-seqs=4.")
+            if top in engines.model_args():
+                raise UsageError(f"Bad --set {item!r}: the model is the profile's 'model' key, not an engine argument.")
+            args[top] = _set_nested(args.get(top), sub, _parse_value(raw), item) if sub else _parse_value(raw)
+        return replace(self, engine_args=args, overrides=self.overrides + tuple(sets))
+
+
+def _set_nested(table: object, path: str, value: object, item: str) -> dict:
+    if table is None:
+        table = {}
+    if not isinstance(table, dict):
+        raise UsageError(f"Bad --set {item!r}: {path.split('.')[0]!r} is inside an argument that is not a table.")
+    head, _, rest = path.partition(".")
+    out = dict(table)
+    out[head] = _set_nested(out.get(head), rest, value, item) if rest else value
+    return out
+
+
+def _parse_value(raw: str) -> object:
+    try:
+        return tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        return raw
+
+
+def _matrix_from_table(table: object, where: str) -> MatrixSettings:
+    if not isinstance(table, dict):
+        raise UsageError(f"{where}: [matrix] must be a table, e.g. [matrix] window_s = 30.")
+    hints = typing.get_type_hints(MatrixSettings)
+    known = [f.name for f in fields(MatrixSettings)]
+    kwargs: dict[str, object] = {}
+    for key, value in table.items():
+        if key not in hints:
+            raise UsageError(f"{where}: unknown [matrix] key {key!r}. Known keys: {', '.join(known)}.")
+        try:
+            kwargs[key] = _matrix_value(key, value, hints[key])
+        except UsageError as e:
+            raise UsageError(f"{where}: [matrix] {e}") from None
+    try:
+        return MatrixSettings(**kwargs)
+    except UsageError as e:
+        raise UsageError(f"{where}: [matrix] {e}") from None
+
+
+def _matrix_value(key: str, value: object, hint: object) -> object:
+    """Check one [matrix] value against the MatrixSettings field type (the one schema)."""
+    if "tuple" in str(hint):  # contexts / prefill_contexts / concurrency: lists
+        if not isinstance(value, list) or not value:
+            raise UsageError(f"{key} must be a non-empty list, e.g. {key} = [\"8K\", \"16K\"]; got {value!r}.")
+        if key == "concurrency":
+            if not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+                raise UsageError(f"concurrency must be whole numbers, e.g. [1, 2, 4]; got {value!r}.")
+            return tuple(value)
+        return tuple(parse_tokens(v, "prefill context" if key == "prefill_contexts" else "context") for v in value)
+    if hint in (int, float):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or (hint is int and not isinstance(value, int)):
+            raise UsageError(f"{key} must be {'a whole number' if hint is int else 'a number'}; got {value!r}.")
+        return value
+    if not isinstance(value, str):
+        raise UsageError(f"{key} must be a string; got {value!r}.")
+    return value
+
+
+def _engine_args(table: object, where: str) -> dict[str, object]:
+    if not isinstance(table, dict):
+        raise UsageError(f"{where}: [engine_args] must be a table of engine flags, e.g. tensor-parallel-size = 8.")
+    out: dict[str, object] = {}
+    for key, value in table.items():
+        name = key.replace("_", "-")
+        if name in engines.model_args():
+            raise UsageError(f"{where}: engine argument {key!r} names the model; use the top-level 'model' key.")
+        if name in out:
+            raise UsageError(f"{where}: engine argument {name!r} is given twice (as '-' and '_' spellings).")
+        if _has_datetime(value):
+            raise UsageError(f"{where}: engine argument {key!r} holds a TOML date/time; engines take strings, numbers, booleans, lists or tables.")
+        out[name] = value
+    return out
+
+
+def _has_datetime(value: object) -> bool:
+    import datetime
+
+    if isinstance(value, (datetime.date, datetime.time)):
+        return True
+    if isinstance(value, dict):
+        return any(_has_datetime(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_datetime(v) for v in value)
+    return False
+
+
+def _env(table: object, where: str) -> dict[str, str]:
+    if not isinstance(table, dict):
+        raise UsageError(f"{where}: [env] must be a table of environment variables, e.g. VLLM_CPU_KVCACHE_SPACE = \"1\".")
+    out = {}
+    for key, value in table.items():
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            raise UsageError(f"{where}: [env] {key} must be a string or number (env vars are text), e.g. {key} = \"1\"; got {value!r}.")
+        out[key] = str(value)
+    return out
+
+
+def _resolve_model(model: object, folder: Path, where: str) -> str:
+    if not isinstance(model, str) or not model.strip():
+        raise UsageError(f"{where}: 'model' must be a local path or a model id, e.g. model = \"models/tiny-llama\".")
+    if model.startswith("~"):
+        return str(Path(model).expanduser())
+    local = folder / model
+    if model.startswith((".", "/")) or local.exists():
+        return str(local.resolve())
+    return model
+
+
+def load_profile(path: str | os.PathLike) -> Profile:
+    """Read and check a profile file; every problem is a one-line :class:`UsageError`."""
+    p = Path(path)
+    if not p.is_file():
+        raise UsageError(f"No profile file at {str(path)!r}. Profiles shipped: {', '.join(shipped_profiles())}.")
+    try:
+        data = tomllib.loads(p.read_text())
+    except tomllib.TOMLDecodeError as e:
+        raise UsageError(f"{p}: not valid TOML ({e}).") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{p}: not a text file; a profile is TOML (see docs/profiles.md).") from None
+    unknown = sorted(set(data) - set(TOP_LEVEL_KEYS))
+    if unknown:
+        raise UsageError(f"{p}: unknown key {unknown[0]!r}. Known keys: {', '.join(TOP_LEVEL_KEYS)}.")
+    engine = data.get("engine")
+    try:
+        engines.get(engine)
+    except UsageError as e:
+        raise UsageError(f"{p}: {str(e)[:1].lower()}{str(e)[1:]}") from None
+    gpus = data.get("gpus", 0)
+    if isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 0:
+        raise UsageError(f"{p}: 'gpus' must be a whole number of GPUs (0 for a CPU profile); got {gpus!r}.")
+    for key in ("hardware", "notes"):
+        if not isinstance(data.get(key, ""), str):
+            raise UsageError(f"{p}: {key!r} is free text; write it as a string.")
+    return Profile(
+        name=p.stem,
+        engine=engine,
+        model=_resolve_model(data.get("model"), p.parent, str(p)),
+        engine_args=_engine_args(data.get("engine_args", {}), str(p)),
+        env=_env(data.get("env", {}), str(p)),
+        matrix=_matrix_from_table(data.get("matrix", {}), str(p)),
+        hardware=data.get("hardware", ""),
+        notes=data.get("notes", ""),
+        gpus=gpus,
+        path=str(p.resolve()),
+    )
+
+
+def profiles_dir() -> Path:
+    return Path(__file__).resolve().parents[2] / "launch_profiles"
+
+
+def shipped_profiles() -> list[str]:
+    d = profiles_dir()
+    return sorted(str(f.relative_to(d.parent)) for f in d.glob("*.toml")) if d.is_dir() else []
+
+
+def load_with_overrides(path: str | os.PathLike, sets: tuple[str, ...] = ()) -> Profile:
+    """:func:`load_profile`, then the ``--set KEY=VALUE`` overrides in order."""
+    profile = load_profile(path)
+    return profile.with_overrides(tuple(sets)) if sets else profile

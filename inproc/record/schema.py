@@ -1,0 +1,176 @@
+"""The run record: a frozen, typed picture of one results file.
+
+Each entry keeps its raw records (step and token traces, telemetry samples) and the
+inputs of its verdict; its figures and verdict are derived from those by
+``inproc.record.derive``, both when the entry is measured and when a file is loaded, so
+a report of an old file applies today's definitions to its raw data. The JSON form and
+its version history are in ``inproc.record.io``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from inproc.measure.figures import DecodeFigures, PrefillFigures
+from inproc.measure.judge import Verdict
+from inproc.measure.loops import LoopSettings
+from inproc.measure.trace import CellTrace
+from inproc.plan.capacity import CapacityCheck
+from inproc.plan.settings import MatrixSettings
+from inproc.telemetry.window import WindowTelemetry
+from inproc.types import Capacity
+
+
+@dataclass(frozen=True)
+class ProfileRef:
+    """The profile a run was made from, as it was then (overrides applied)."""
+
+    name: str
+    path: str
+    engine: str
+    model: str
+    engine_args: Mapping[str, object] = field(default_factory=dict)
+    env: Mapping[str, str] = field(default_factory=dict)
+    hardware: str = ""
+    notes: str = ""
+    gpus: int = 0
+    overrides: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """What the run set out to measure: the matrix settings, the prompt seed, the detectors."""
+
+    settings: MatrixSettings
+    seed: int
+    loops: LoopSettings = LoopSettings()
+    telemetry_hz: float | None = None
+
+
+@dataclass(frozen=True)
+class EngineRecord:
+    """The built engine's identity and what building and warming it up took."""
+
+    name: str
+    version: str
+    model: str
+    dummy_weights: bool
+    vocab_size: int
+    settings: Mapping[str, object] = field(default_factory=dict)  # resolved engine arguments worth showing
+    build_s: float | None = None  # engine construction, wall seconds
+    warmup_s: float | None = None  # the warm-up pass before the first measurement
+
+
+@dataclass(frozen=True)
+class Machine:
+    """The machine and software, as the metadata collectors recorded them (one dict each).
+
+    Collectors tolerate missing sources (pyperf's way), so the dicts stay as written;
+    the properties below are the typed views the reports and comparisons read.
+    """
+
+    gpu: Mapping[str, Any] = field(default_factory=dict)
+    cpu: Mapping[str, Any] = field(default_factory=dict)
+    system: Mapping[str, Any] = field(default_factory=dict)
+    software: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def gpu_devices(self) -> tuple[Mapping[str, Any], ...]:
+        return tuple(self.gpu.get("devices") or ())
+
+    @property
+    def gpu_names(self) -> tuple[str, ...]:
+        return tuple(str(d.get("name", "GPU")) for d in self.gpu_devices)
+
+    @property
+    def gpu_absent(self) -> str:
+        """Why no GPU was recorded ("" when one was)."""
+        return str(self.gpu.get("absent") or self.gpu.get("error") or ("" if self.gpu_devices else "not recorded"))
+
+    @property
+    def driver_version(self) -> str | None:
+        return self.gpu.get("driver_version")
+
+    @property
+    def cpu_model(self) -> str | None:
+        return self.cpu.get("model")
+
+
+class _Judged:
+    """What every entry answers from its verdict and telemetry."""
+
+    verdict: Verdict
+    telemetry: WindowTelemetry | None
+
+    @property
+    def status(self) -> str:
+        return self.verdict.status
+
+    @property
+    def reason(self) -> str:
+        return self.verdict.reason
+
+    @property
+    def throttled(self) -> str:
+        """The throttle check's reason when it failed ("" when it passed or was not judged)."""
+        return self.telemetry.throttled if self.telemetry else ""
+
+
+@dataclass(frozen=True, eq=False)
+class PrefillEntry(_Judged):
+    """Cold prefill at one context: its samples (raw), and what was derived from them."""
+
+    context: int
+    verdict: Verdict
+    samples: tuple[CellTrace, ...] = ()
+    figures: PrefillFigures | None = None
+    telemetry: WindowTelemetry | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class DecodeEntry(_Judged):
+    """One sustained-decode cell: its trace (raw), its verdict inputs, and what was derived."""
+
+    context: int
+    concurrency: int
+    verdict: Verdict
+    max_tokens: int = 0
+    prompt_mode: str = "shared"
+    trace: CellTrace | None = None  # None: not run (decided beforehand) or failed before a trace
+    figures: DecodeFigures | None = None
+    capacity_check: CapacityCheck | None = None
+    telemetry: WindowTelemetry | None = None
+    error: str | None = None
+    reproduce: str = ""  # the `inproc cell` command that measures this cell again
+
+    @property
+    def key(self) -> str:
+        return f"{self.context}x{self.concurrency}"
+
+    @property
+    def ttft_kind(self) -> str:
+        return "cache-warm" if self.prompt_mode == "shared" else "cold"
+
+
+@dataclass(frozen=True, eq=False)
+class RunRecord:
+    """Everything one ``inproc run`` (or ``inproc cell``) measured, plus what reproduces it."""
+
+    tool: Mapping[str, str]  # name, version
+    created: str
+    command: str
+    profile: ProfileRef
+    plan: RunPlan
+    engine: EngineRecord
+    capacity: Capacity
+    machine: Machine
+    prefill: tuple[PrefillEntry, ...] = ()
+    decode: tuple[DecodeEntry, ...] = ()
+    finished: bool = False
+    notes: tuple[str, ...] = ()  # engine rebuilds, interruptions, resumption
+    schema_version: int = 0  # the version the file was written in, before migration (0: not read from a file)
+
+    @property
+    def settings(self) -> MatrixSettings:
+        return self.plan.settings

@@ -1,0 +1,134 @@
+"""Runs a plan on one engine: the prefill row, then every decode cell, saving after each.
+
+The runner loops over the plan, saves, and reports progress; each entry is measured by
+``inproc.run.cell``. A cell that raises is recorded as Error and the matrix goes on; if
+the engine cannot be brought back to idle it is rebuilt, and the run's notes say so.
+The results file is rewritten atomically after every entry, so an interrupted run
+loses at most the entry in progress.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Callable
+
+from inproc.engines import build_engine
+from inproc.engines.base import Engine
+from inproc.plan.matrix import MatrixPlan
+from inproc.plan.prompts import PromptFactory
+from inproc.record.io import write_results
+from inproc.record.schema import DecodeEntry, PrefillEntry, RunRecord
+from inproc.run import cell as measure
+from inproc.run.driver import Driver
+from inproc.run.progress import Progress
+from inproc.telemetry.sampler import Telemetry
+from inproc.telemetry.window import EntrySampling
+from inproc.types import LaunchSpec
+
+
+@dataclass
+class RunContext:
+    """What a run needs besides the plan: what to rebuild, where to save, how to report."""
+
+    launch: LaunchSpec  # rebuilds the engine after a failure it cannot recover from
+    out_path: str | None
+    progress: Progress
+    should_stop: Callable[[], bool] = lambda: False  # Ctrl-C requested
+
+
+class Runner:
+    """Measures a :class:`MatrixPlan` with one in-process engine, appending to ``record``."""
+
+    def __init__(self, ctx: RunContext, engine: Engine, plan: MatrixPlan, record: RunRecord,
+                 telemetry: Telemetry | None = None) -> None:
+        self.ctx, self.engine, self.plan, self.record = ctx, engine, plan, record
+        self.driver = self._driver(engine)
+        self.sampling = EntrySampling(telemetry)
+        info = engine.info
+        self.prompts = PromptFactory(info.vocab_size, plan.seed, info.special_token_ids)
+
+    def _driver(self, engine: Engine) -> Driver:
+        ticker = self.ctx.progress.tick if self.ctx.progress.sink.live else None
+        return Driver(engine, should_stop=self.ctx.should_stop, ticker=ticker)
+
+    def save(self) -> None:
+        if self.ctx.out_path:
+            write_results(self.ctx.out_path, self.record)
+
+    def _append(self, entry: PrefillEntry | DecodeEntry) -> None:
+        kind = "prefill" if isinstance(entry, PrefillEntry) else "decode"
+        self.record = dataclasses.replace(self.record, **{kind: getattr(self.record, kind) + (entry,)})
+        self.save()
+
+    def add_note(self, note: str) -> None:
+        self.record = dataclasses.replace(self.record, notes=self.record.notes + (note,))
+
+    def _guarded(self, fn, *args) -> PrefillEntry | DecodeEntry:
+        """``fn(*args)``; on an engine failure, its Error entry after the engine is back to idle."""
+        try:
+            return fn(*args)
+        except measure.EntryFailed as failed:
+            self._recover(failed.error)
+            return failed.entry
+
+    def _recover(self, error: Exception) -> None:
+        """After a failure: back to idle, or rebuild the engine if that is impossible."""
+        try:
+            self.driver.drain(max_steps=10_000)
+            return
+        except Exception:  # noqa: BLE001 - the engine is beyond use; build a new one
+            pass
+        try:
+            self.engine.shutdown()
+        except Exception:  # noqa: BLE001
+            pass
+        self.engine = build_engine(self.ctx.launch)
+        self.driver = self._driver(self.engine)
+        self.add_note(f"engine rebuilt after {type(error).__name__}: {error}")
+
+    def pending(self) -> tuple[list[int], list]:
+        """Prefill contexts and decode cells the record does not hold yet (resume skips the rest)."""
+        done_prefill = {e.context for e in self.record.prefill}
+        done_cells = {e.key for e in self.record.decode}
+        return ([c for c in self.plan.prefill_contexts if c not in done_prefill],
+                [c for c in self.plan.cells if c.key not in done_cells])
+
+    def run(self) -> RunRecord:
+        """Measure every pending entry, in plan order; the finished record."""
+        rec, progress = self.record, self.ctx.progress
+        contexts, cells = self.pending()
+        for context in contexts:
+            progress.begin(f"prefill {context:>8,} tokens")
+            entry = self._guarded(measure.measure_prefill, self.driver, self.sampling, self.prompts, context, rec.plan)
+            self._append(entry)
+            progress.end(prefill_line(entry))
+        for cell in cells:
+            reproduce = measure.reproduce_command(rec.profile.path or rec.profile.name, rec.profile.overrides,
+                                                  rec.plan, cell)
+            if not cell.pre_status:
+                progress.begin(f"decode  {cell.context:>8,} x {cell.concurrency:<3}")
+            entry = self._guarded(measure.measure_decode, self.driver, self.sampling, self.prompts, cell, rec.plan,
+                                  self.engine.info.capacity, reproduce)
+            self._append(entry)
+            (progress.note if cell.pre_status else progress.end)(decode_line(entry))
+        self.record = dataclasses.replace(self.record, finished=True)
+        self.save()
+        return self.record
+
+
+def prefill_line(e: PrefillEntry) -> str:
+    f = e.figures
+    if f is None or f.ttft_ms is None:
+        return f"prefill {e.context:>8,}: {e.status} {e.reason}"
+    return (f"prefill {e.context:>8,}: {f.prompt_tok_s:,.0f} prompt tok/s, TTFT {f.ttft_ms:,.0f} ms, {f.steps} steps, "
+            f"{f.samples} samples  [{e.status}]")
+
+
+def decode_line(e: DecodeEntry) -> str:
+    head = f"decode  {e.context:>8,} x {e.concurrency:<3}: "
+    f = e.figures
+    if f is None:
+        return head + f"{e.status}: {e.reason}"
+    extra = f"  ({e.reason})" if e.reason else ""
+    return head + (f"{f.total_tok_s:,.1f} tok/s total, {f.output_tokens} tokens in {f.window_s:.1f} s, "
+                   f"avg active {f.avg_active:.2f}  [{e.status}]{extra}")

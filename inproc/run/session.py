@@ -1,0 +1,128 @@
+"""One measuring session: profile + settings -> engine -> plan -> warm-up -> results file.
+
+This is the library call behind ``inproc run`` and ``inproc cell``; the CLI only parses
+flags, calls :func:`run_matrix`, and renders. The run record's header is assembled here,
+once (:func:`new_record`).
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import secrets
+import time
+from pathlib import Path
+
+import inproc
+from inproc import engines
+from inproc.errors import UsageError
+from inproc.measure.loops import LoopSettings
+from inproc.plan.matrix import MatrixPlan, check_contexts, make_plan
+from inproc.plan.prompts import PromptFactory
+from inproc.plan.settings import MatrixSettings
+from inproc.profiles.spec import Profile
+from inproc.record.io import load_results
+from inproc.record.schema import EngineRecord, Machine, ProfileRef, RunPlan, RunRecord
+from inproc.run.cell import warm_up
+from inproc.run.driver import Driver
+from inproc.run.interrupt import RunInterrupted, graceful_sigint
+from inproc.run.progress import Progress, QuietSink, Sink
+from inproc.run.runner import RunContext, Runner
+from inproc.telemetry.metadata import collect_metadata
+from inproc.telemetry.sampler import DEFAULT_HZ, open_telemetry
+
+
+def check_output_path(out: str | None, force: bool) -> None:
+    if out and Path(out).exists() and not force:
+        raise UsageError(f"Results file {out!r} exists. Pass --force to overwrite it, or --resume {out} to continue it.")
+
+
+def profile_ref(profile: Profile) -> ProfileRef:
+    return ProfileRef(profile.name, profile.path, profile.engine, profile.model, dict(profile.engine_args),
+                      dict(profile.env), profile.hardware, profile.notes, profile.gpus, tuple(profile.overrides))
+
+
+def _differing(mine: dict, stored: dict) -> list[str]:
+    """Keys whose values differ once both are JSON (tuples and lists compare alike)."""
+    mine, stored = json.loads(json.dumps(mine)), json.loads(json.dumps(stored))
+    return [k for k in mine if mine[k] != stored.get(k)]
+
+
+def resume_refusal(old: RunRecord, profile: Profile, settings: MatrixSettings) -> str:
+    """Why a results file cannot be resumed with this profile and plan ("" when it can)."""
+    keys = ("engine", "model", "engine_args", "overrides")
+    mine, theirs = dataclasses.asdict(profile_ref(profile)), dataclasses.asdict(old.profile)
+    if diff := _differing({k: mine[k] for k in keys}, theirs):
+        return f"it was made from a different profile ({', '.join(diff)} differ)"
+    if diff := _differing(dataclasses.asdict(settings), dataclasses.asdict(old.plan.settings)):
+        return f"it was made with a different plan ({', '.join(diff)} differ)"
+    return ""
+
+
+def new_record(profile: Profile, plan: RunPlan, info, build_s: float, warmup_s: float, command: str,
+               machine: Machine, old: RunRecord | None = None) -> RunRecord:
+    """The whole header of a results file; a resumed run keeps the entries and notes of ``old``."""
+    engine = EngineRecord(info.name, info.version, info.model, info.dummy_weights, info.vocab_size, dict(info.settings),
+                          round(build_s, 3), round(warmup_s, 3))
+    rec = RunRecord(tool={"name": "inproc", "version": inproc.__version__}, created=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                    command=command, profile=profile_ref(profile), plan=plan, engine=engine, capacity=info.capacity,
+                    machine=machine)
+    if old is not None:
+        rec = dataclasses.replace(rec, prefill=old.prefill, decode=old.decode, notes=old.notes + ("resumed",))
+    return rec
+
+
+def _entries_to_measure(plan: MatrixPlan, old: RunRecord | None) -> int:
+    done_prefill = {e.context for e in old.prefill} if old else set()
+    done_cells = {e.key for e in old.decode} if old else set()
+    return (sum(1 for c in plan.prefill_contexts if c not in done_prefill)
+            + sum(1 for c in plan.cells if not c.pre_status and c.key not in done_cells))
+
+
+def run_matrix(profile: Profile, settings: MatrixSettings, *, out: str | None, seed: int | None = None,
+               resume: str | None = None, force: bool = False, command: str = "", progress: Sink | None = None,
+               telemetry_hz: float | None = DEFAULT_HZ, loops: LoopSettings = LoopSettings()) -> RunRecord:
+    """Build the engine, plan the matrix, warm up, measure it, and keep the results file current."""
+    sink = progress if progress is not None else QuietSink()
+    old = None
+    if resume:
+        old = load_results(resume)
+        why = resume_refusal(old, profile, settings)
+        if why:
+            raise UsageError(f"Cannot resume {resume!r}: {why}. Start a new run with --out, or use the same profile and flags.")
+        seed, out = old.plan.seed, resume
+    else:
+        check_output_path(out, force)
+    limit = engines.get(profile.engine).declared_max_len(profile.model, dict(profile.engine_args))
+    if limit:
+        check_contexts(settings.contexts + settings.prefill_list, limit, "profile's max length")
+    seed = seed if seed is not None else secrets.randbits(31)
+    telemetry = open_telemetry(hz=telemetry_hz) if telemetry_hz else None  # checks the rate first
+    engine = None
+    runner = None
+    try:
+        t_build = time.perf_counter()
+        engine = engines.build_engine(profile.launch)
+        build_s = time.perf_counter() - t_build
+        plan = make_plan(settings, engine.info.capacity, seed)
+        run_plan = RunPlan(settings, seed, loops, telemetry_hz)
+        info = engine.info
+        with graceful_sigint() as stop:
+            prompts = PromptFactory(info.vocab_size, seed, info.special_token_ids)
+            batch = min(max(settings.concurrency), info.capacity.max_num_seqs)
+            warmup_s = warm_up(Driver(engine, should_stop=stop), engine, prompts, batch)
+            machine = Machine(**collect_metadata(software=engines.software()))
+            record = new_record(profile, run_plan, info, build_s, warmup_s, command, machine, old)
+            ctx = RunContext(profile.launch, out, Progress(_entries_to_measure(plan, old), sink), should_stop=stop)
+            runner = Runner(ctx, engine, plan, record, telemetry)
+            try:
+                return runner.run()
+            except (RunInterrupted, KeyboardInterrupt):
+                runner.add_note("interrupted (Ctrl-C); resume with --resume")
+                runner.save()
+                raise RunInterrupted(f"interrupted; everything measured so far is saved in {out}") from None
+    finally:
+        current = runner.engine if runner else engine
+        if current is not None:
+            current.shutdown()
+        if telemetry is not None:
+            telemetry.close()

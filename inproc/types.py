@@ -1,0 +1,141 @@
+"""The plain data every layer shares: what is launched, what the engine holds, what a step did.
+
+Plain Python only: no engine, no torch, no numpy. Engines fill these types
+(``inproc.engines``); planning, measuring, recording and rendering read them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+# -- cell statuses -------------------------------------------------------------
+VALID = "Valid"
+QUEUED = "Requests queued"
+OVER_CAPACITY = "Over capacity"
+EXCEEDS_MAX_LEN = "Exceeds max model length"
+LOOPED = "Looped"
+ERROR = "Error"
+PENDING = "Pending"  # planned, not measured yet (a run in progress or interrupted)
+
+STATUSES = (VALID, QUEUED, OVER_CAPACITY, EXCEEDS_MAX_LEN, LOOPED, ERROR, PENDING)
+
+#: Statuses decided before a cell runs: the cell is never run.
+NOT_RUN = (OVER_CAPACITY, EXCEEDS_MAX_LEN)
+
+#: Statuses whose figures are shown as headline numbers in the matrix.
+HEADLINE = (VALID, QUEUED)
+
+
+# -- what is launched ------------------------------------------------------------
+@dataclass(frozen=True)
+class LaunchSpec:
+    """What an engine adapter builds: engine name, model, its CLI arguments, its environment."""
+
+    engine: str
+    model: str
+    engine_args: Mapping[str, object] = field(default_factory=dict)
+    env: Mapping[str, str] = field(default_factory=dict)
+
+
+# -- what the built engine holds ---------------------------------------------------
+@dataclass(frozen=True)
+class KVCacheGroup:
+    """One KV-cache group as the engine allocates it (full attention, MLA, sliding window...)."""
+
+    kind: str  # e.g. "full_attention", "mla", "sliding_window", "token_pool" (SGLang)
+    block_size: int  # tokens per block (SGLang: page size)
+    num_layers: int
+    sliding_window: int | None = None  # tokens; None when the group keeps every token
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """KV-cache capacity and batch limits, read from the built engine."""
+
+    num_blocks: int  # blocks in the shared pool, as the engine reports it (SGLang: pages)
+    block_size: int  # tokens per block (SGLang: page size)
+    kv_tokens: int  # tokens the pool holds for one full-attention sequence set
+    groups: tuple[KVCacheGroup, ...]
+    max_num_seqs: int  # the engine's limit on requests running at once
+    max_num_batched_tokens: int | None  # per-step token budget (SGLang: chunked prefill size)
+    max_model_len: int
+    # The engine's own answer to "how many requests of max_model_len fit?", computed by
+    # the engine's code where it has such a function.
+    engine_max_concurrency: float | None = None
+    extra: Mapping[str, float | int | str | None] = field(default_factory=dict)
+    # Blocks requests can actually hold (an engine may keep some for itself); None: all of them.
+    usable_blocks: int | None = None
+
+    @property
+    def allocatable_blocks(self) -> int:
+        return self.num_blocks if self.usable_blocks is None else self.usable_blocks
+
+    @property
+    def prefix_caching(self) -> bool:
+        return bool(self.extra.get("prefix_caching", True))
+
+
+@dataclass(frozen=True)
+class EngineInfo:
+    """Identity of the built engine, recorded in every results file."""
+
+    name: str
+    version: str
+    model: str
+    dummy_weights: bool
+    capacity: Capacity
+    vocab_size: int
+    special_token_ids: tuple[int, ...]
+    settings: Mapping[str, object] = field(default_factory=dict)  # resolved engine args worth showing
+
+
+def special_token_ids(hf_config) -> tuple[int, ...]:
+    """BOS / EOS / PAD ids of a Hugging Face config (each may be one id or a list)."""
+    found = set()
+    for key in ("bos_token_id", "eos_token_id", "pad_token_id"):
+        value = getattr(hf_config, key, None)
+        for v in value if isinstance(value, (list, tuple, set)) else [value]:
+            if v is not None:
+                found.add(int(v))
+    return tuple(sorted(found))
+
+
+# -- requests and steps ---------------------------------------------------------------
+@dataclass(frozen=True)
+class RequestSpec:
+    """One request as the driver submits it: token ids in, a fixed output length out."""
+
+    request_id: str
+    prompt_token_ids: Sequence[int]
+    max_tokens: int
+    temperature: float = 1.0
+    seed: int | None = None
+    ignore_eos: bool = True
+
+
+@dataclass(frozen=True)
+class RequestDelta:
+    """What one engine step produced for one request."""
+
+    request_id: str
+    new_token_ids: tuple[int, ...]
+    finished: bool
+    finish_reason: str | None = None
+    num_cached_tokens: int | None = None  # prompt tokens served from the prefix cache
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """One engine iteration, as seen from inside the engine.
+
+    ``num_running`` / ``num_waiting`` are the scheduler's own queue lengths read at the
+    moment it formed this step's batch (after admission), so ``num_running`` is the
+    batch the step ran. ``num_scheduled_tokens`` is the step's token budget used
+    (prefill chunks + decode tokens); -1 where the engine does not expose it.
+    """
+
+    deltas: tuple[RequestDelta, ...]
+    num_running: int
+    num_waiting: int
+    num_scheduled_tokens: int = -1
+    num_preempted: int = 0

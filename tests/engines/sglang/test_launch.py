@@ -1,0 +1,40 @@
+"""The adapter's own requirements on SGLang's arguments, read by SGLang's parser (no engine built)."""
+from __future__ import annotations
+
+import pytest
+
+from inproc.errors import UsageError
+from tests.engines.sglang.conftest import PROFILE, needs_sglang
+
+pytestmark = needs_sglang
+
+MODEL = str(PROFILE.parent / "models" / "tiny-llama")
+
+
+def test_forced_and_default_arguments_reach_server_args():
+    from inproc.engines.sglang.launch import adapter_server_args
+
+    args = adapter_server_args(MODEL, {"device": "cpu", "max-total-tokens": 1000})
+    assert (args.skip_tokenizer_init, args.disable_overlap_schedule, args.stream_interval) == (True, True, 1)
+    assert args.watchdog_timeout == 7 * 24 * 3600.0 and args.log_level == "error"
+    assert args.max_total_tokens == 1000
+
+
+def test_profile_may_set_the_defaults_but_not_the_requirements():
+    from inproc.engines.sglang.launch import adapter_server_args
+
+    args = adapter_server_args(MODEL, {"log-level": "info", "watchdog-timeout": 60})
+    assert args.log_level == "info" and args.watchdog_timeout == 60
+    with pytest.raises(UsageError, match="stream-interval=4 cannot be used in-process"):
+        adapter_server_args(MODEL, {"stream-interval": 4})
+    with pytest.raises(UsageError, match="disable-overlap-schedule=False"):
+        adapter_server_args(MODEL, {"disable_overlap_schedule": False})
+
+
+@pytest.mark.parametrize("extra", [{"pp-size": 2}, {"dp-size": 2}])
+def test_only_tensor_parallel_topologies_are_stepped(extra):
+    from inproc.engines.sglang.launch import _check_topology, adapter_server_args
+
+    assert _check_topology(adapter_server_args(MODEL, {"tp-size": 2})) == 2
+    with pytest.raises(UsageError, match="steps tensor parallelism on one node only"):
+        _check_topology(adapter_server_args(MODEL, extra))

@@ -1,0 +1,56 @@
+"""The engine registry: engines found by folder, unknown names listed, launch commands recognised."""
+from __future__ import annotations
+
+import pytest
+
+from inproc import engines
+from inproc.engines.base import EngineAdapter
+from inproc.errors import UsageError
+
+
+def test_every_engine_folder_registers_itself():
+    import pkgutil
+
+    folders = sorted(m.name for m in pkgutil.iter_modules(engines.__path__) if m.ispkg)
+    assert engines.names() == tuple(folders) == ("sglang", "vllm")
+    for name, adapter in engines.adapters().items():
+        assert isinstance(adapter, EngineAdapter) and adapter.name == name
+        assert adapter.launchers and adapter.tested_versions and adapter.command_example
+
+
+def test_unknown_engine_names_the_known_ones():
+    with pytest.raises(UsageError, match=r"^Unknown engine 'vlm'\. Known engines: sglang, vllm\.$"):
+        engines.get("vlm")
+    with pytest.raises(UsageError, match="Unknown engine None"):
+        engines.get(None)
+
+
+@pytest.mark.parametrize("words, engine, rest", [
+    (["vllm", "serve", "m", "--tp", "2"], "vllm", ["m", "--tp", "2"]),
+    (["/opt/env/bin/sglang", "serve", "--model-path", "m"], "sglang", ["--model-path", "m"]),
+    (["python3.11", "-m", "sglang.launch_server", "--model-path", "m"], "sglang", ["--model-path", "m"]),
+    (["python", "-m", "vllm.entrypoints.openai.api_server", "--model", "m"], "vllm", ["--model", "m"]),
+    (["python", "-m", "vllm.entrypoints.cli.main", "serve", "m"], "vllm", ["m"]),
+])
+def test_launch_commands_are_recognised(words, engine, rest):
+    adapter, after = engines.for_command(words)
+    assert (adapter.name, after) == (engine, rest)
+
+
+@pytest.mark.parametrize("words", [[], ["vllm-server", "serve"], ["python", "-m", "vllm.entrypoints.foo"], ["pythonx", "-m", "sglang.launch_server"]])
+def test_other_commands_are_not(words):
+    assert engines.for_command(words) is None
+
+
+def test_installed_ignores_a_bare_folder_named_like_the_engine(tmp_path, monkeypatch):
+    class Fake(EngineAdapter):
+        package = "inproc_fake_engine_pkg"
+
+    (tmp_path / "inproc_fake_engine_pkg").mkdir()  # a namespace package: no origin
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert Fake().installed() is False
+    (tmp_path / "inproc_fake_engine_pkg" / "__init__.py").write_text("")
+    import importlib
+
+    importlib.invalidate_caches()
+    assert Fake().installed() is True

@@ -1,0 +1,79 @@
+"""A run killed with SIGKILL mid-matrix, then resumed: every cell once, nothing measured twice."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from inproc import types as st
+from tests.conftest import DEFAULT_PROFILE, ROOT, needs_vllm
+
+FLAGS = ["--contexts", "256,512", "--concurrency", "1,2,3", "--duration", "0.6", "--max-output", "32",
+         "--prefill-contexts", "256", "--prefill-samples", "1", "--seed", "5"]
+
+
+def _entries(path):
+    try:
+        return json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+
+
+@needs_vllm
+def test_sigkill_then_resume(tmp_path):
+    out = tmp_path / "r.json"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    cmd = [sys.executable, "-m", "inproc", "run", str(DEFAULT_PROFILE), *FLAGS]
+    proc = subprocess.Popen([*cmd, "--out", str(out)], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 300
+    try:
+        while time.time() < deadline:
+            rec = _entries(out)
+            if rec and len(rec["decode"]) >= 2:
+                break
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.wait(timeout=60)
+    killed = json.loads(out.read_text())  # the file is whole: it was replaced atomically
+    assert not killed["finished"] and 2 <= len(killed["decode"]) < 6
+
+    # A different plan is refused with one line, and the file is untouched.
+    bad = subprocess.run([*cmd, "--resume", str(out), "--duration", "0.7"], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "different plan" in bad.stderr and "window_s" in bad.stderr
+    assert json.loads(out.read_text()) == killed
+
+    done = subprocess.run([*cmd, "--resume", str(out)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    final = json.loads(out.read_text())
+    assert final["finished"] and "resumed" in final["notes"]
+    keys = [(c["context"], c["concurrency"]) for c in final["decode"]]
+    assert sorted(keys) == sorted((L, C) for L in (256, 512) for C in (1, 2, 3)) and len(set(keys)) == 6
+    assert len(final["prefill"]) == 1
+    # Cells measured before the kill are kept exactly as they were, not measured again.
+    for before in killed["decode"]:
+        after = next(c for c in final["decode"] if (c["context"], c["concurrency"]) == (before["context"], before["concurrency"]))
+        assert after["trace"] == before["trace"] and after["total_tok_s"] == before["total_tok_s"]
+    assert all(c["status"] in (st.VALID, st.QUEUED) for c in final["decode"])
+
+
+@needs_vllm
+def test_ctrl_c_saves_a_valid_file(tmp_path):
+    out = tmp_path / "r.json"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    cmd = [sys.executable, "-m", "inproc", "run", str(DEFAULT_PROFILE), *FLAGS, "--out", str(out)]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 300
+    while time.time() < deadline and not ((rec := _entries(out)) and len(rec["decode"]) >= 1):
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err[-2000:]
+    assert "Traceback" not in err and "saved" in err
+    rec = json.loads(out.read_text())
+    assert not rec["finished"] and any("interrupted" in n for n in rec["notes"])
+    assert 1 <= len(rec["decode"]) < 6
