@@ -87,6 +87,7 @@ class EngineInfo:
     vocab_size: int
     special_token_ids: tuple[int, ...]
     settings: Mapping[str, object] = field(default_factory=dict)  # resolved engine args worth showing
+    forward_source: str = ""  # where per-step bytes and FLOPs come from ("" when the engine reports none)
 
 
 def special_token_ids(hf_config) -> tuple[int, ...]:
@@ -124,6 +125,45 @@ class RequestDelta:
     num_cached_tokens: int | None = None  # prompt tokens served from the prefix cache
 
 
+#: CUDA-graph runtime modes as engines report them (vLLM's CUDAGraphStat.runtime_mode).
+GRAPH_MODES = ("NONE", "PIECEWISE", "FULL")
+
+
+@dataclass(frozen=True)
+class BatchShape:
+    """The batch a step formed, read from the scheduler right after it formed it.
+
+    A request is in prefill while the tokens it has computed before this step are short of
+    its prompt (a resumed, preempted request recomputes its prompt and output so far).
+    """
+
+    num_prefill_reqs: int
+    num_prefill_tokens: int
+    num_decode_reqs: int
+    num_decode_tokens: int  # with speculative decoding: 1 + drafts per request
+
+    @property
+    def num_reqs(self) -> int:
+        return self.num_prefill_reqs + self.num_decode_reqs
+
+
+@dataclass(frozen=True)
+class ForwardStats:
+    """What the engine reported of one batch's forward pass; None where it reports nothing.
+
+    ``estimated``: the bytes and FLOPs are inproc's estimate from the model (SGLang),
+    not the engine's own accounting (vLLM's PerfStats).
+    """
+
+    graph_mode: str | None = None  # one of GRAPH_MODES
+    num_unpadded_tokens: int | None = None
+    num_padded_tokens: int | None = None
+    flops: float | None = None  # per GPU
+    read_bytes: float | None = None  # per GPU
+    write_bytes: float | None = None  # per GPU
+    estimated: bool = False
+
+
 @dataclass(frozen=True)
 class StepResult:
     """One engine iteration, as seen from inside the engine.
@@ -132,6 +172,12 @@ class StepResult:
     moment it formed this step's batch (after admission), so ``num_running`` is the
     batch the step ran. ``num_scheduled_tokens`` is the step's token budget used
     (prefill chunks + decode tokens); -1 where the engine does not expose it.
+
+    ``deltas`` and ``forward`` belong to the batch whose outputs this step returned: the
+    batch it formed itself (``returned_lag`` 0), or under async scheduling / SGLang's
+    overlap loop the one formed ``returned_lag`` steps earlier; -1 when it returned none.
+    ``schedule_s`` / ``update_s``: host seconds inside the scheduler's batch forming and
+    output processing; ``probe_s``: seconds the adapter's own instrumentation took.
     """
 
     deltas: tuple[RequestDelta, ...]
@@ -139,3 +185,9 @@ class StepResult:
     num_waiting: int
     num_scheduled_tokens: int = -1
     num_preempted: int = 0
+    batch: BatchShape | None = None
+    returned_lag: int = 0
+    forward: ForwardStats | None = None
+    schedule_s: float = 0.0
+    update_s: float = 0.0
+    probe_s: float = 0.0

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import copy
 import difflib
 import io
 import json
@@ -169,7 +170,10 @@ def build_args(parser, argv: list[str], label: str, from_cli_args, prepare=None)
     ``prepare(namespace)`` may add what the engine's own launcher adds between the two
     steps. Parser errors and the builder's ``ValueError`` / ``TypeError`` become one line.
     """
-    ns = parse(parser, argv, label)
+    # The parser is shared, and argparse hands the same default objects (config dataclasses)
+    # to every namespace; an engine built from them may change them in place. A copy keeps
+    # the next parse from inheriting what one engine did to its arguments.
+    ns = copy.deepcopy(parse(parser, argv, label))
     if prepare is not None:
         prepare(ns)
     try:

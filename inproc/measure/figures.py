@@ -9,7 +9,10 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from inproc.measure import anatomy as an
 from inproc.measure import metrics as m
+from inproc.measure.anatomy import AnatomyFigures
+from inproc.measure.peaks import Peaks
 from inproc.measure.trace import CellTrace
 
 
@@ -53,19 +56,25 @@ class DecodeFigures:
     window_s: float  # m.measured_for_s
     max_waiting: int  # m.max_waiting
     harness_overhead: float  # m.harness_overhead
-    preemptions: int | None  # engine counter difference over the window
+    preemptions: int | None  # an.preemptions
     spec_acceptance_rate: float | None  # m.spec_acceptance_rate
     spec_mean_acceptance_length: float | None  # m.spec_mean_acceptance_length
+    anatomy: AnatomyFigures | None = None  # an.anatomy_figures
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
-def decode_figures(trace: CellTrace) -> DecodeFigures | None:
-    """Figures of a decode cell, or None when its window never held a step."""
+def decode_figures(trace: CellTrace, peaks: Peaks | None = None) -> DecodeFigures | None:
+    """Figures of a decode cell, or None when its window never held a step.
+
+    ``peaks``: the device limits the step anatomy's bandwidth and FLOP/s are read against.
+    """
     w = m.window(trace)
     if w is None:
         return None
+    bw = peaks.bandwidth_bytes_s.value if peaks else None
+    fl = peaks.flops.value if peaks else None
     return DecodeFigures(
         total_tok_s=m.total_tok_s(trace, w),
         per_request_tok_s=m.per_request_tok_s(trace, w),
@@ -77,7 +86,8 @@ def decode_figures(trace: CellTrace) -> DecodeFigures | None:
         window_s=m.measured_for_s(w),
         max_waiting=m.max_waiting(trace, w),
         harness_overhead=m.harness_overhead(trace, w),
-        preemptions=m.counter_delta(trace, "preemptions"),
+        preemptions=an.preemptions(trace.steps, w),
         spec_acceptance_rate=m.spec_acceptance_rate(trace),
         spec_mean_acceptance_length=m.spec_mean_acceptance_length(trace),
+        anatomy=an.anatomy_figures(trace.steps, w, bw, fl),
     )

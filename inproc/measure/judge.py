@@ -35,14 +35,15 @@ def judge_prefill(fig: PrefillFigures) -> Verdict:
 def queued_reason(fig: DecodeFigures, concurrency: int, capacity: Capacity) -> str:
     """Why requests waited, from the engine's limits and counters; "" if they did not."""
     low = fig.avg_active < QUEUED_ACTIVE_FRACTION * concurrency
-    if not (low or fig.max_waiting > 0):
+    if not (low or fig.max_waiting > 0 or fig.preemptions):
         return ""
-    seen = f"up to {fig.max_waiting} waiting, {fig.avg_active:.2f} of {concurrency} running on average"
+    causes = []
     if concurrency > capacity.max_num_seqs:
-        return f"max_num_seqs={capacity.max_num_seqs} < C={concurrency}; {seen}"
+        causes.append(f"max_num_seqs={capacity.max_num_seqs} < C={concurrency}")
     if fig.preemptions:
-        return f"KV cache preemption ({fig.preemptions} preemptions in the window); {seen}"
-    return seen
+        causes.append(f"KV cache preemption ({fig.preemptions} preemptions in the window)")
+    seen = f"up to {fig.max_waiting} waiting, {fig.avg_active:.2f} of {concurrency} running on average"
+    return "; ".join([*causes, seen])
 
 
 def judge_decode(fig: DecodeFigures | None, concurrency: int, capacity: Capacity, looped: str = "",

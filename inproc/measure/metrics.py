@@ -196,6 +196,13 @@ def prefill_span(samples) -> tuple[float, float]:
 
 
 def prefill_steps(trace: CellTrace) -> int:
-    """Engine steps from submit to the first token (chunked prefill takes several)."""
+    """Engine steps from submit to the one that formed the batch of the first token (chunked prefill takes several).
+
+    Where outputs come back a step after their batch (vLLM's async scheduling, SGLang's
+    overlap loop), the step that returned the first token is not counted: it formed the next batch.
+    """
     r = trace.requests[0]
-    return int(r.token_steps[0]) + 1 if r.token_steps else len(trace.steps)
+    if not r.token_steps:
+        return len(trace.steps)
+    formed = int(trace.steps.output_of[r.token_steps[0]])
+    return (formed if formed >= 0 else int(r.token_steps[0])) + 1

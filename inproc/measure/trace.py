@@ -1,8 +1,8 @@
-"""Raw records of a cell: every engine step and every token, as measured.
+"""Raw records of a cell: every engine step (``steps.py``) and every token, as measured.
 
 Times are seconds on ``time.perf_counter()`` relative to the cell's start (``t0``).
-Every token is stamped with the end of the step that produced it, so a request keeps
-the step indices at which tokens arrived and how many arrived; step times are stored
+Every token is stamped with the end of the step that returned it, so a request keeps
+the step indices at which tokens arrived and how many arrived; step rows are stored
 once per cell. Figures (``inproc.measure.metrics``) are computed from these records only.
 
 On disk, arrays go through the results file's one codec (``inproc.record.codec``).
@@ -13,68 +13,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from inproc.measure.steps import StepTrace
 from inproc.record.codec import decode_array, encode_array
-
-
-@dataclass
-class StepTrace:
-    """One row per engine step: when it ran and what the scheduler held."""
-
-    t_start_s: np.ndarray
-    t_end_s: np.ndarray
-    num_running: np.ndarray
-    num_waiting: np.ndarray
-    num_scheduled_tokens: np.ndarray
-    num_preempted: np.ndarray
-
-    FIELDS = ("t_start_s", "t_end_s", "num_running", "num_waiting", "num_scheduled_tokens", "num_preempted")
-
-    def __len__(self) -> int:
-        return len(self.t_end_s)
-
-    def to_dict(self) -> dict:
-        return {f: encode_array(getattr(self, f)) for f in self.FIELDS}
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "StepTrace":
-        return cls(**{f: decode_array(d[f]) for f in cls.FIELDS})
-
-
-class StepRecorder:
-    """Appends step rows into preallocated arrays (grown by doubling) during a cell."""
-
-    def __init__(self, capacity: int = 4096) -> None:
-        self._n = 0
-        self._times = np.empty((capacity, 2), dtype=np.float64)
-        self._counts = np.empty((capacity, 4), dtype=np.int32)
-
-    def append(self, t_start: float, t_end: float, running: int, waiting: int, sched: int, preempted: int) -> int:
-        """Record one step; returns its index."""
-        i = self._n
-        if i == len(self._times):
-            self._times = np.concatenate([self._times, np.empty_like(self._times)])
-            self._counts = np.concatenate([self._counts, np.empty_like(self._counts)])
-        self._times[i] = (t_start, t_end)
-        self._counts[i] = (running, waiting, sched, preempted)
-        self._n = i + 1
-        return i
-
-    def __len__(self) -> int:
-        return self._n
-
-    def last_end(self) -> float:
-        return float(self._times[self._n - 1, 1]) if self._n else 0.0
-
-    def freeze(self) -> StepTrace:
-        n = self._n
-        return StepTrace(
-            t_start_s=self._times[:n, 0].copy(),
-            t_end_s=self._times[:n, 1].copy(),
-            num_running=self._counts[:n, 0].copy(),
-            num_waiting=self._counts[:n, 1].copy(),
-            num_scheduled_tokens=self._counts[:n, 2].copy(),
-            num_preempted=self._counts[:n, 3].copy(),
-        )
 
 
 @dataclass

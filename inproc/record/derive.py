@@ -13,6 +13,7 @@ from inproc.measure import metrics as m
 from inproc.measure.figures import decode_figures, prefill_figures
 from inproc.measure.judge import Verdict, judge_decode, judge_prefill
 from inproc.measure.loops import LoopSettings, judge_cell_loops
+from inproc.measure.peaks import Peaks
 from inproc.measure.trace import CellTrace
 from inproc.plan.matrix import CellPlan
 from inproc.record.schema import DecodeEntry, PrefillEntry
@@ -37,9 +38,10 @@ def prefill_entry(context: int, samples: Sequence[CellTrace], telemetry: Telemet
 
 
 def decode_entry(cell: CellPlan, prompt_mode: str, reproduce: str, trace: CellTrace,
-                 telemetry: TelemetryTrace | None, capacity: Capacity, loops: LoopSettings) -> DecodeEntry:
+                 telemetry: TelemetryTrace | None, capacity: Capacity, loops: LoopSettings,
+                 peaks: Peaks | None = None) -> DecodeEntry:
     """A measured decode cell: figures over its window, the loop and throttle checks, the verdict."""
-    figs = decode_figures(trace)
+    figs = decode_figures(trace, peaks)
     w = m.window(trace)
     tel = None
     if telemetry is not None and w is not None and figs is not None:

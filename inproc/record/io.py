@@ -10,6 +10,11 @@ Schema history (``schema_version``):
       entry and ``extra`` goes; arrays as {dtype, n, zb64} (zlib). Figures, checks and
       the throttle flag stay in the file for readers without inproc, but the loader
       derives them again from the raw records (``inproc.record.derive``).
+  3 — 2026-12-01: step anatomy. Each step trace may hold the columns of
+      ``inproc.measure.steps`` (batch shape, ``output_of``, CUDA-graph mode and padding,
+      FLOPs and bytes, host times); ``engine.forward_source`` says where bytes and FLOPs
+      come from; ``machine.cpu`` may hold the host copy bandwidth measured at run start.
+      Older traces read the missing columns as unknown (and as synchronous steps).
 
 A version-1 file is migrated on load; a newer file than this inproc reads is refused
 with the fix. Writing is temp file + fsync + ``os.replace``: a reader never sees half
@@ -27,6 +32,7 @@ from typing import Any
 from inproc.errors import UsageError
 from inproc.measure.judge import Verdict
 from inproc.measure.loops import LoopSettings
+from inproc.measure.peaks import Peaks, run_peaks
 from inproc.measure.trace import CellTrace
 from inproc.plan.capacity import CapacityCheck
 from inproc.plan.matrix import CellPlan
@@ -45,7 +51,7 @@ from inproc.telemetry.trace import TelemetryTrace
 from inproc.telemetry.window import WindowTelemetry
 from inproc.types import Capacity, KVCacheGroup
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 RESULTS_HINT = "Give the JSON written by 'inproc run --out'."
 
 
@@ -167,6 +173,8 @@ def migrate(data: dict[str, Any]) -> dict[str, Any]:
         for key in ("prefill", "decode"):
             out[key] = [_entry_v1_to_v2(e) for e in out.get(key, [])]
         out["schema_version"] = 2
+    if out["schema_version"] == 2:
+        out["schema_version"] = 3  # only new, optional fields: nothing to move
     return out
 
 
@@ -181,17 +189,20 @@ def from_json(d: dict[str, Any]) -> RunRecord:
     """A record from current-schema JSON; every measured entry derived again from its raw records."""
     plan = _plan(d["plan"])
     capacity = _capacity(d["capacity"])
+    engine = EngineRecord(**_known(EngineRecord, d["engine"]))
+    machine = Machine(**_known(Machine, d.get("machine") or {}))
+    peaks = run_peaks(machine.gpu_devices, machine.cpu, engine.settings)
     return RunRecord(
         tool=dict(d["tool"]),
         created=d["created"],
         command=d["command"],
         profile=_profile(d["profile"]),
         plan=plan,
-        engine=EngineRecord(**_known(EngineRecord, d["engine"])),
+        engine=engine,
         capacity=capacity,
-        machine=Machine(**_known(Machine, d.get("machine") or {})),
+        machine=machine,
         prefill=tuple(_prefill(e) for e in d.get("prefill", [])),
-        decode=tuple(_decode(e, plan, capacity) for e in d.get("decode", [])),
+        decode=tuple(_decode(e, plan, capacity, peaks) for e in d.get("decode", [])),
         finished=bool(d.get("finished", False)),
         notes=tuple(d.get("notes", ())),
         schema_version=int(d["schema_version"]),
@@ -238,11 +249,11 @@ def _prefill(d: dict[str, Any]) -> PrefillEntry:
     return derive.prefill_entry(d["context"], samples, _telemetry_trace(d))
 
 
-def _decode(d: dict[str, Any], plan: RunPlan, capacity: Capacity) -> DecodeEntry:
+def _decode(d: dict[str, Any], plan: RunPlan, capacity: Capacity, peaks: Peaks) -> DecodeEntry:
     check = d.get("capacity_check")
     cell = CellPlan(d["context"], d["concurrency"], d.get("max_tokens", 0), CapacityCheck(**check) if check else None)
     mode, reproduce = d.get("prompt_mode", plan.settings.prompt_mode), d.get("reproduce", "")
     if d.get("error") or not d.get("trace"):
         return derive.unmeasured_entry(cell, mode, reproduce, _verdict(d), d.get("error"))
     trace = CellTrace.from_dict(d["trace"])
-    return derive.decode_entry(cell, mode, reproduce, trace, _telemetry_trace(d), capacity, plan.loops)
+    return derive.decode_entry(cell, mode, reproduce, trace, _telemetry_trace(d), capacity, plan.loops, peaks)

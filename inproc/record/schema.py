@@ -14,6 +14,7 @@ from typing import Any, Mapping
 from inproc.measure.figures import DecodeFigures, PrefillFigures
 from inproc.measure.judge import Verdict
 from inproc.measure.loops import LoopSettings
+from inproc.measure.peaks import Peaks, run_peaks
 from inproc.measure.trace import CellTrace
 from inproc.plan.capacity import CapacityCheck
 from inproc.plan.settings import MatrixSettings
@@ -57,6 +58,7 @@ class EngineRecord:
     dummy_weights: bool
     vocab_size: int
     settings: Mapping[str, object] = field(default_factory=dict)  # resolved engine arguments worth showing
+    forward_source: str = ""  # where the per-step bytes and FLOPs come from (engine accounting or estimate)
     build_s: float | None = None  # engine construction, wall seconds
     warmup_s: float | None = None  # the warm-up pass before the first measurement
 
@@ -174,3 +176,8 @@ class RunRecord:
     @property
     def settings(self) -> MatrixSettings:
         return self.plan.settings
+
+    @property
+    def peaks(self) -> Peaks:
+        """The device limits this run's step anatomy is read against (from its machine record)."""
+        return run_peaks(self.machine.gpu_devices, self.machine.cpu, self.engine.settings)

@@ -12,6 +12,7 @@ from inproc.render.measurements import PREFILL, Measurement
 from inproc.render.svg import Chart, Series, downsample
 from inproc.telemetry.series import SampleSeries
 from inproc.telemetry.trace import TelemetryTrace
+from inproc.types import GRAPH_MODES
 from inproc.units import format_tokens
 
 SMALL_WIDTH, SMALL_HEIGHT = 300, 180  # one small multiple of the telemetry panel
@@ -54,6 +55,34 @@ def telemetry_panels(rec: RunRecord) -> tuple[list[Panel], str]:
     """A panel per decode cell with a telemetry trace, and why there are none when so."""
     panels = [_panel(e, e.telemetry.trace) for e in rec.decode if e.telemetry is not None]
     return panels, ("" if panels else "no cell carries a telemetry trace")
+
+
+MAX_STEP_DOTS = 400  # per series in one step chart: a long window is thinned evenly
+
+
+def step_panels(rec: RunRecord) -> list[Panel]:
+    """Per measured decode cell: each window step's time against its batch size, coloured by CUDA-graph mode."""
+    panels = []
+    for e in rec.decode:
+        w = m.window(e.trace) if e.trace is not None else None
+        if w is None:
+            continue
+        s = e.trace.steps
+        rows = np.arange(w.first_step, w.last_step + 1)
+        size = np.where(s.num_prefill_reqs[rows] >= 0, s.num_prefill_reqs[rows] + s.num_decode_reqs[rows],
+                        s.num_running[rows])
+        ms = (s.t_end_s[rows] - s.t_start_s[rows]) * 1000
+        modes = s.graph_mode[rows]
+        series = []
+        for code, name in [(-1, "mode not reported"), *enumerate(GRAPH_MODES)]:
+            keep = np.flatnonzero(modes == code)
+            if keep.size:
+                keep = keep[np.linspace(0, keep.size - 1, min(keep.size, MAX_STEP_DOTS)).astype(int)]
+                series.append(Series(name, size[keep].tolist(), ms[keep].tolist()))
+        chart = Chart("Window steps: step time by batch size", "requests in the batch", "step time (ms)",
+                      tuple(series), scatter=True, width=SMALL_WIDTH, height=SMALL_HEIGHT)
+        panels.append(Panel(f"decode {format_tokens(e.context)} × {e.concurrency} · {e.status}", (chart,)))
+    return panels
 
 
 def _panel(e: DecodeEntry, trace: TelemetryTrace) -> Panel:

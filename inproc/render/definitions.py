@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from inproc.measure import anatomy as an
 from inproc.measure import metrics as m
 import inproc.telemetry.metrics as tm
 
@@ -64,11 +65,19 @@ def definitions() -> list[Definition]:
         Definition("Measured for", doc(m.measured_for_s)),
         Definition("Max waiting", doc(m.max_waiting)),
         Definition("Harness overhead", doc(m.harness_overhead)),
-        Definition("Preemptions", doc(m.counter_delta) + " Counter: preemptions."),
+        Definition("Preemptions", doc(an.preemptions)),
         Definition("Spec acceptance", doc(m.spec_acceptance_rate)),
         Definition("Spec mean acceptance length", doc(m.spec_mean_acceptance_length)),
         Definition("Prefill TTFT", f"{doc(m.prefill_ttft_s)} Prompt tok/s: {doc(m.prompt_tok_s)}"),
         Definition("Prefill steps", doc(m.prefill_steps)),
+        Definition("Step anatomy", clean((inspect.getdoc(an) or "").split("\n\n")[1])),
+        Definition("CUDA graphs", doc(an.graph_step_share) + f" Token shares: {doc(an.graph_token_share)}"),
+        Definition("Padding", doc(an.padding_waste, full=True)),
+        Definition("Bandwidth", doc(an.achieved_bandwidth) + " `step_time_s`: " + doc(an.step_time_s)),
+        Definition("% of peak BW", "Bandwidth ÷ the device's peak memory bandwidth (the Step anatomy section names it)."),
+        Definition("FLOP/s", doc(an.achieved_flops)),
+        Definition("% of peak FLOP/s", "FLOP/s ÷ the device's peak dense FLOP/s for the run's dtype (named in the Step anatomy section)."),
+        Definition("Host %", doc(an.host_overhead_fraction, full=True)),
         Definition("Energy", doc(tm.gpu_energy_j) + gpu_sum),
         Definition("J/token", "Energy ÷ Output tokens, over the same window."),
         Definition("Mean power", doc(tm.window_mean, column="power_w") + gpu_sum),
@@ -81,7 +90,7 @@ def definitions() -> list[Definition]:
 
 
 # Definitions shown whatever columns a table has: they name the window and the prefill row.
-ALWAYS = ("Decode window", "Prefill TTFT")
+ALWAYS = ("Decode window", "Prefill TTFT", "Step anatomy")
 
 
 def shown_definitions(column_names: list[str]) -> list[Definition]:

@@ -51,6 +51,19 @@ def joules(v: float | None) -> str:
     return f"{v:,.0f} J" if abs(v) >= 100 else f"{v:.3g} J"
 
 
+def gb_s(v: float | None) -> str:
+    """Bytes per second as GB/s (10^9), three significant figures: 18.9 GB/s, 4,310 GB/s."""
+    if v is None:
+        return DASH
+    g = v / 1e9
+    return f"{g:,.0f} GB/s" if g >= 100 else f"{g:.3g} GB/s"
+
+
+def flops(v: float | None) -> str:
+    """FLOP/s as TFLOP/s (10^12), three significant figures."""
+    return DASH if v is None else f"{v / 1e12:.3g} TFLOP/s"
+
+
 def mib(v: float | None) -> str:
     """Bytes as MiB (resident memory)."""
     return DASH if v is None else f"{v / 2**20:,.0f} MiB"

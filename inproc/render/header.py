@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from inproc.record.io import SCHEMA_VERSION
 from inproc.record.schema import Machine, RunRecord
+from inproc.render import fmt
 from inproc.render.fmt import DASH
 from inproc.units import format_tokens
 
@@ -43,7 +44,7 @@ class Header:
 def build_header(rec: RunRecord) -> Header:
     """All header facts of a run record."""
     warnings = tuple(w for w, on in ((DUMMY_WARNING, rec.engine.dummy_weights), (UNFINISHED_WARNING, not rec.finished)) if on)
-    sections = (_hardware(rec), _engine(rec), _run(rec), _launch(rec), _capacity(rec))
+    sections = (_hardware(rec), _engine(rec), _run(rec), _launch(rec), _capacity(rec), _anatomy(rec))
     return Header(_title(rec), _summary(rec), warnings, tuple(s for s in sections if s.facts))
 
 
@@ -160,6 +161,20 @@ def _launch(rec: RunRecord) -> Section:
     if prof.env:
         facts.append(Fact("Environment", "\n".join(f"{k}={v}" for k, v in prof.env.items()), code=True))
     return Section("Launch settings", tuple(facts))
+
+
+def _anatomy(rec: RunRecord) -> Section:
+    """Where the step anatomy's bytes and FLOPs come from, and the peaks they are read against."""
+    p = rec.peaks
+    source = rec.engine.forward_source or "not recorded by the engine of this run (older results file)"
+
+    def peak(value: float | None, text: str, unit) -> str:
+        return f"{unit(value)} ({text})" if value else f"unknown: {text}"
+
+    facts = (Fact("Bytes and FLOPs", source), Fact("Device", p.device),
+             Fact("Peak memory bandwidth", peak(p.bandwidth_bytes_s.value, p.bandwidth_bytes_s.source, fmt.gb_s)),
+             Fact("Peak FLOP/s", peak(p.flops.value, p.flops.source, fmt.flops)))
+    return Section("Step anatomy", facts)
 
 
 def _capacity(rec: RunRecord) -> Section:

@@ -11,7 +11,7 @@ import re
 
 from inproc import types as st
 from inproc.render import fmt
-from inproc.render.charts import decode_chart, prefill_chart, telemetry_panels
+from inproc.render.charts import decode_chart, prefill_chart, step_panels, telemetry_panels
 from inproc.render.definitions import shown_definitions
 from inproc.render.header import Header, build_header
 from inproc.render.matrix import MEDIANS_NOTE, Grid, decode_grid, headline, legend_lines, throttle_warnings, ttft_note
@@ -43,7 +43,7 @@ def render_html(rec: RunRecord) -> str:
     rows = measurements(rec)
     grid = decode_grid(rec.settings, rows)
     h = build_header(rec)
-    body = [_header(h), _prefill(rows), _decode(rec, rows, grid), _telemetry(rec), _all(rows)]
+    body = [_header(h), _prefill(rows), _decode(rec, rows, grid), _steps(rec), _telemetry(rec), _all(rows)]
     return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{t('Speed test matrix · ' + h.title)}</title><style>{CSS}</style></head><body>\n"
             + "\n".join(b for b in body if b) + "\n</body></html>\n")
@@ -118,6 +118,16 @@ def _decode(rec: RunRecord, rows: list[Measurement], grid: Grid) -> str:
             + _table(["Context", *map(str, grid.concurrency)], body, frozenset({0}), "heat")
             + "".join(f"<p>{t(n)}</p>" for n in notes) + warns
             + '<div class="charts">' + "".join(line_chart(c) for c in charts if c) + "</div>")
+
+
+def _steps(rec: RunRecord) -> str:
+    panels = step_panels(rec)
+    if not panels:
+        return ""
+    blocks = "".join(f'<div class="panel"><h3>{t(p.title)}</h3>{"".join(line_chart(c) for c in p.charts)}</div>'
+                     for p in panels)
+    return ("<h2>Step anatomy</h2><p>Every step of each decode window: its time against the requests in its batch, "
+            "coloured by the CUDA-graph mode the batch ran in.</p>" + f'<div class="charts">{blocks}</div>')
 
 
 def _telemetry(rec: RunRecord) -> str:

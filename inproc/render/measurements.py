@@ -14,6 +14,7 @@ from typing import Any, Literal
 from inproc import types as st
 from inproc.record.schema import DecodeEntry, PrefillEntry, RunRecord
 from inproc.render import fmt
+from inproc.measure.anatomy import AnatomyFigures
 from inproc.telemetry.figures import TelemetryFigures
 from inproc.units import format_tokens
 
@@ -44,6 +45,7 @@ class Measurement:
     spec_mean_acceptance_length: float | None = None
     prefill_steps: int | None = None
     telemetry: TelemetryFigures | None = None
+    anatomy: AnatomyFigures | None = None
     throttled: str = ""  # the throttle check's reason when it failed
     reproduce: str = ""
 
@@ -67,7 +69,7 @@ def from_decode(e: DecodeEntry) -> Measurement:
         avg_active=f.avg_active, completed=f.completed, output_tokens=f.output_tokens, window_s=f.window_s,
         max_waiting=f.max_waiting, harness_overhead=f.harness_overhead, preemptions=f.preemptions,
         spec_acceptance_rate=f.spec_acceptance_rate, spec_mean_acceptance_length=f.spec_mean_acceptance_length,
-        telemetry=e.telemetry.figures if e.telemetry else None, throttled=e.throttled,
+        telemetry=e.telemetry.figures if e.telemetry else None, anatomy=f.anatomy, throttled=e.throttled,
     )
 
 
@@ -102,6 +104,21 @@ def _attr(name: str) -> Callable[[Measurement], Any]:
     return lambda m: getattr(m, name)
 
 
+def _anat(name: str) -> Callable[[Measurement], Any]:
+    return lambda m: getattr(m.anatomy, name) if m.anatomy is not None else None
+
+
+def graph_text(shares) -> str:
+    """``FULL 92% · NONE 8%``, largest share first."""
+    if not shares:
+        return fmt.DASH
+    return " · ".join(f"{mode} {share:.0%}" for mode, share in sorted(shares.items(), key=lambda kv: -kv[1]))
+
+
+def _graph(m: Measurement):
+    return (m.anatomy.graph_step_share or None) if m.anatomy is not None else None
+
+
 COLUMNS: tuple[Column, ...] = (
     # -- the reference's columns, its names and formats
     Column("Phase", _attr("phase"), str),
@@ -123,6 +140,13 @@ COLUMNS: tuple[Column, ...] = (
     Column("Spec acceptance", _attr("spec_acceptance_rate"), fmt.pct, "present", "Spec acceptance (fraction)"),
     Column("Spec mean acceptance length", _attr("spec_mean_acceptance_length"), fmt.fixed, "present"),
     Column("Prefill steps", _attr("prefill_steps"), fmt.num, "present"),
+    Column("CUDA graphs", _graph, graph_text, "present", "CUDA graphs (share of window steps)"),
+    Column("Padding", _anat("padding_waste"), fmt.pct, "present", "Padding waste (fraction)"),
+    Column("Bandwidth", _anat("bandwidth_bytes_s"), fmt.gb_s, "present", "Bandwidth (bytes/s per GPU)"),
+    Column("% of peak BW", _anat("bandwidth_peak_fraction"), fmt.pct, "present", "Bandwidth (fraction of peak)"),
+    Column("FLOP/s", _anat("flops_per_s"), fmt.flops, "csv", "FLOP/s per GPU"),
+    Column("% of peak FLOP/s", _anat("flops_peak_fraction"), fmt.pct, "present", "FLOP/s (fraction of peak)"),
+    Column("Host %", _anat("host_overhead"), fmt.pct, "present", "Host overhead (fraction of step time)"),
     Column("Energy", _tel("energy_j"), fmt.joules, "gpu", "Energy (J)"),
     Column("J/token", _tel("joules_per_token"), fmt.joules, "gpu", "J/token"),
     Column("Tokens/J", _tel("tokens_per_joule"), fmt.num, "csv"),

@@ -1,4 +1,4 @@
-"""Line charts as inline SVG, written by hand: no plotting library, no external reference.
+"""Line and scatter charts as inline SVG, written by hand: no plotting library, no external reference.
 
 The SVG is meant to sit inside an HTML5 page, so it carries no ``xmlns`` (HTML parsers
 put ``<svg>`` in the SVG namespace themselves) and the page stays free of URLs.
@@ -40,6 +40,7 @@ class Chart:
     x_ticks: tuple[tuple[float, str], ...] = ()  # (x, label); empty: evenly spaced numbers
     bands: tuple[tuple[float, float], ...] = ()  # shaded x ranges (a measurement window)
     markers: bool = False  # dots on the points (few points, e.g. one per matrix cell)
+    scatter: bool = False  # dots only, no lines (one per engine step)
     width: int = 480
     height: int = 260
 
@@ -76,7 +77,7 @@ def downsample(xs: np.ndarray, ys: np.ndarray, max_points: int = 150) -> tuple[n
 def line_chart(c: Chart) -> str:
     """The chart as one ``<svg>`` element; "no data" text when no series has a point."""
     pts = [(x, float(y)) for s in c.series for x, y in zip(s.xs, s.ys) if y is not None and _ok(y)]
-    legend_rows = math.ceil(len(c.series) / _legend_columns(c)) if len(c.series) > 1 else 0
+    legend_rows = math.ceil(len(c.series) / _legend_columns(c)) if len(c.series) > 1 or (c.scatter and c.series) else 0
     height = c.height + legend_rows * _LEGEND_ROW
     out = [(f'<svg class="chart" viewBox="0 0 {c.width} {height}" width="{c.width}" height="{height}" '
             f'role="img" aria-label="{t(c.title)}"><title>{t(c.title)}</title>'),
@@ -87,7 +88,8 @@ def line_chart(c: Chart) -> str:
     ax = _Axes(c, [p[0] for p in pts], [p[1] for p in pts])
     out += ax.frame()
     for i, s in enumerate(c.series):
-        out += _polyline(ax, s, PALETTE[i % len(PALETTE)], c.markers)
+        color = PALETTE[i % len(PALETTE)]
+        out += _dots(ax, s, color) if c.scatter else _polyline(ax, s, color, c.markers)
     out += _legend(c, legend_rows)
     return "".join(out + ["</svg>"])
 
@@ -157,6 +159,11 @@ def _polyline(ax: _Axes, s: Series, color: str, markers: bool) -> list[str]:
             out += [f'<circle cx="{p.split(",")[0]}" cy="{p.split(",")[1]}" r="2.5" fill="{color}"/>' for p in run]
         run = []
     return out
+
+
+def _dots(ax: _Axes, s: Series, color: str) -> list[str]:
+    return [f'<circle cx="{ax.px(x):.1f}" cy="{ax.py(y):.1f}" r="1.8" fill="{color}" fill-opacity="0.6"/>'
+            for x, y in zip(s.xs, s.ys) if x is not None and _ok(y)]
 
 
 def _legend_columns(c: Chart) -> int:

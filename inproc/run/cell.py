@@ -11,6 +11,7 @@ import time
 
 from inproc.engines.base import Engine
 from inproc.measure.judge import Verdict
+from inproc.measure.peaks import Peaks
 from inproc.plan.matrix import CellPlan
 from inproc.plan.prompts import CellPrompts, PromptFactory
 from inproc.record import derive
@@ -48,7 +49,7 @@ def measure_prefill(driver: Driver, sampling: EntrySampling, prompts: PromptFact
 
 
 def measure_decode(driver: Driver, sampling: EntrySampling, prompts: PromptFactory, cell: CellPlan, plan: RunPlan,
-                   capacity: Capacity, reproduce: str) -> DecodeEntry:
+                   capacity: Capacity, reproduce: str, peaks: Peaks | None = None) -> DecodeEntry:
     """A decode cell: drive C requests through the window, then figures and verdict."""
     s = plan.settings
     if cell.pre_status:
@@ -63,7 +64,7 @@ def measure_decode(driver: Driver, sampling: EntrySampling, prompts: PromptFacto
     except Exception as e:  # noqa: BLE001
         failed = derive.unmeasured_entry(cell, s.prompt_mode, reproduce, derive.error_verdict(e), repr(e))
         raise EntryFailed(e, failed) from e
-    return derive.decode_entry(cell, s.prompt_mode, reproduce, trace, sampling.trace, capacity, plan.loops)
+    return derive.decode_entry(cell, s.prompt_mode, reproduce, trace, sampling.trace, capacity, plan.loops, peaks)
 
 
 def warm_up(driver: Driver, engine: Engine, prompts: PromptFactory, batch: int) -> float:

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 from inproc.engines.base import Engine
-from inproc.measure.trace import CellTrace, RequestTrace, StepRecorder
+from inproc.measure.steps import StepRecorder
+from inproc.measure.trace import CellTrace, RequestTrace
 from inproc.plan.prompts import CellPrompts
 from inproc.run.interrupt import RunInterrupted
 from inproc.types import RequestSpec
@@ -62,7 +63,7 @@ class Driver:
         ts = self.clock()
         res = self.engine.step()
         te = self.clock()
-        i = rec.append(ts - t0, te - t0, res.num_running, res.num_waiting, res.num_scheduled_tokens, res.num_preempted)
+        i = rec.append(ts - t0, te - t0, res)
         return i, res, te
 
     def drain(self, max_steps: int = 1_000_000) -> None:

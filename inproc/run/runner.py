@@ -108,7 +108,7 @@ class Runner:
             if not cell.pre_status:
                 progress.begin(f"decode  {cell.context:>8,} x {cell.concurrency:<3}")
             entry = self._guarded(measure.measure_decode, self.driver, self.sampling, self.prompts, cell, rec.plan,
-                                  self.engine.info.capacity, reproduce)
+                                  self.engine.info.capacity, reproduce, rec.peaks)
             self._append(entry)
             (progress.note if cell.pre_status else progress.end)(decode_line(entry))
         self.record = dataclasses.replace(self.record, finished=True)

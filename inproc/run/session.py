@@ -62,7 +62,7 @@ def new_record(profile: Profile, plan: RunPlan, info, build_s: float, warmup_s: 
                machine: Machine, old: RunRecord | None = None) -> RunRecord:
     """The whole header of a results file; a resumed run keeps the entries and notes of ``old``."""
     engine = EngineRecord(info.name, info.version, info.model, info.dummy_weights, info.vocab_size, dict(info.settings),
-                          round(build_s, 3), round(warmup_s, 3))
+                          info.forward_source, round(build_s, 3), round(warmup_s, 3))
     rec = RunRecord(tool={"name": "inproc", "version": inproc.__version__}, created=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                     command=command, profile=profile_ref(profile), plan=plan, engine=engine, capacity=info.capacity,
                     machine=machine)
@@ -110,7 +110,7 @@ def run_matrix(profile: Profile, settings: MatrixSettings, *, out: str | None, s
             prompts = PromptFactory(info.vocab_size, seed, info.special_token_ids)
             batch = min(max(settings.concurrency), info.capacity.max_num_seqs)
             warmup_s = warm_up(Driver(engine, should_stop=stop), engine, prompts, batch)
-            machine = Machine(**collect_metadata(software=engines.software()))
+            machine = Machine(**collect_metadata(software=engines.software(), host_bandwidth=True))
             record = new_record(profile, run_plan, info, build_s, warmup_s, command, machine, old)
             ctx = RunContext(profile.launch, out, Progress(_entries_to_measure(plan, old), sink), should_stop=stop)
             runner = Runner(ctx, engine, plan, record, telemetry)

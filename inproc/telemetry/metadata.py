@@ -40,15 +40,16 @@ SOFTWARE = (
 
 
 def collect_metadata(nvml: Any = None, gpu_indices: Sequence[int] | None = None,
-                     software: Sequence[tuple[str, Sequence[str]]] = ()) -> dict[str, dict]:
+                     software: Sequence[tuple[str, Sequence[str]]] = (), host_bandwidth: bool = False) -> dict[str, dict]:
     """All collectors' dicts, keyed ``gpu``, ``cpu``, ``system``, ``software``.
 
     ``software``: more (import name, distribution names) pairs to record, such as the engines.
+    ``host_bandwidth``: also measure the host's copy bandwidth (about half a second).
     """
     out = {}
     for name, collect in (
         ("gpu", lambda: collect_gpu(nvml, gpu_indices)),
-        ("cpu", collect_cpu),
+        ("cpu", lambda: collect_cpu(host_bandwidth)),
         ("system", collect_system),
         ("software", lambda: collect_software(software)),
     ):
@@ -106,6 +107,7 @@ def _device(nvml: Any, index: int, h: Any) -> dict[str, Any]:
     f.put("uuid", lambda: nvml_text(nvml.nvmlDeviceGetUUID(h)))
     f.put("pci_bus_id", lambda: nvml_text(nvml.nvmlDeviceGetPciInfo(h).busId))
     f.put("memory_total_mib", lambda: nvml.nvmlDeviceGetMemoryInfo(h).total / 2**20)
+    f.put("memory_bus_width_bits", partial(_call, nvml, "nvmlDeviceGetMemoryBusWidth", h))  # peak bandwidth
     f.put("compute_capability", lambda: ".".join(map(str, nvml.nvmlDeviceGetCudaComputeCapability(h))))
     f.put("power_limit_w", lambda: nvml.nvmlDeviceGetPowerManagementLimit(h) / 1000.0)
     f.put("enforced_power_limit_w", lambda: nvml.nvmlDeviceGetEnforcedPowerLimit(h) / 1000.0)
@@ -159,9 +161,15 @@ def _topology(nvml: Any, handles: list[tuple[int, Any]]) -> dict[str, str]:
     return pairs
 
 
-def collect_cpu() -> dict[str, Any]:
-    """CPU model, core counts, affinity, frequency governor(s) and range."""
+def collect_cpu(host_bandwidth: bool = False) -> dict[str, Any]:
+    """CPU model, core counts, affinity, frequency governor(s) and range; the copy bandwidth if asked."""
     f = _Fields()
+    if host_bandwidth:
+        from inproc.telemetry.host_bandwidth import copy_bandwidth
+
+        f.put("copy_bandwidth", copy_bandwidth)
+        if "copy_bandwidth" in f.data:
+            f.data["copy_bandwidth_bytes_s"], f.data["copy_bandwidth_method"] = f.data.pop("copy_bandwidth")
     f.put("model", _cpu_model)
     f.put("logical_cores", os.cpu_count)
     f.put("affinity_cores", lambda: len(os.sched_getaffinity(0)))

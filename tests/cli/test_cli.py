@@ -128,7 +128,7 @@ def test_spec_decode_acceptance_and_looped_on_greedy_dummy_weights(tmp_path):
 
     out = tmp_path / "r.json"
     p = inproc("cell", str(PROFILES / "cpu-vllm-tiny-llama-ngram.toml"), "--context", "256", "--concurrency", "2",
-               "--duration", "1", "--max-output", "3500", "--temperature", "0", "--out", str(out))
+               "--duration", "2", "--max-output", "3500", "--temperature", "0", "--out", str(out))
     assert p.returncode == 0, p.stderr[-3000:]
     (cell,) = json.loads(out.read_text())["decode"]
     assert cell["status"] == st.LOOPED and "period" in cell["reason"]

@@ -44,6 +44,8 @@ class FakeGpu:
     name: str = "Fake H200 (not a GPU)"
     uuid: str = "GPU-fake-0000"
     default_sm_clock_mhz: int = 1980
+    memory_bus_width_bits: int = 6144  # the real H200's (HBM3e)
+    max_mem_clock_mhz: int = 3201
     replay: dict[str, list[Any]] = field(default_factory=dict)
     calls: Counter = field(default_factory=Counter)
 
@@ -99,6 +101,14 @@ class FakeNvml:
 
     def nvmlDeviceGetDefaultApplicationsClock(self, gpu: FakeGpu, clock: int) -> int:
         return gpu.default_sm_clock_mhz if clock == CLOCK_SM else 2619
+
+    def nvmlDeviceGetMemoryBusWidth(self, gpu: FakeGpu) -> int:
+        return gpu.memory_bus_width_bits
+
+    def nvmlDeviceGetMaxClockInfo(self, gpu: FakeGpu, clock: int) -> int:
+        if clock != 2:  # NVML_CLOCK_MEM
+            raise FakeNvmlError(NOT_SUPPORTED)
+        return gpu.max_mem_clock_mhz
 
     def nvmlDeviceGetPowerManagementLimit(self, gpu: FakeGpu) -> int:
         return 700_000

@@ -13,9 +13,9 @@ def make_trace(step_ends, running, requests, open_s, window_s, gap=0.0, waiting=
     ends = np.asarray(step_ends, dtype=float)
     starts = np.concatenate([[0.0], ends[:-1]]) + gap
     n = len(ends)
-    steps = StepTrace(starts, ends, np.asarray(running, dtype=np.int32),
-                      np.asarray(waiting if waiting is not None else [0] * n, dtype=np.int32),
-                      np.zeros(n, dtype=np.int32), np.zeros(n, dtype=np.int32))
+    steps = StepTrace.of(t_start_s=starts, t_end_s=ends, num_running=running,
+                         num_waiting=waiting if waiting is not None else [0] * n,
+                         num_scheduled_tokens=np.zeros(n), num_preempted=np.zeros(n))
     return CellTrace(steps, requests, open_s, window_s)
 
 

@@ -58,10 +58,17 @@ def test_window_excludes_warm_up(driver, prompts):
 def test_c_requests_stay_in_flight(driver, prompts):
     trace = driver.decode_cell(CellPrompts(prompts, 128, 4, "shared", 16), DecodeSettings(4, 1.0, 4))
     w = m.window(trace)
-    running = trace.steps.num_running[w.first_step : w.last_step + 1]
+    rows = np.arange(w.first_step, w.last_step + 1)
     assert sum(r.finish_reason == "length" for r in trace.requests) >= 4  # refills happened
-    assert (running == 4).all(), f"running counts in window: {sorted(set(running.tolist()))}"
-    assert m.avg_active(trace, w) == pytest.approx(4.0)
+    # The driver keeps C requests submitted and unfinished at every step of the window ...
+    in_flight = [sum(1 for r in trace.requests if r.submit_s < trace.steps.t_start_s[i]
+                     and (r.finished_step is None or r.finished_step >= i)) for i in rows]
+    assert set(in_flight) == {4}, in_flight
+    # ... and the engine runs all C in every batch it forms. SGLang's overlap loop has an
+    # idle iteration (no batch) when every request's last token is still in flight.
+    formed = trace.steps.num_scheduled_tokens[rows] > 0
+    running = trace.steps.num_running[rows]
+    assert formed.sum() > 0.7 * rows.size and (running[formed] == 4).all(), sorted(set(running[formed].tolist()))
 
 
 def test_cold_prefill_has_no_prefix_hits_and_warm_does(driver, prompts):
@@ -116,6 +123,7 @@ def test_runner_matrix_on_the_real_engine(engine, driver, tmp_path):
     cells = {e.key: e for e in rec.decode}
     assert cells["128x2"].status == st.VALID and cells["128x2"].figures.output_tokens > 0
     queued = cells[f"128x{cap.max_num_seqs + 2}"]
+    assert queued.error is None, queued.error
     assert queued.status == st.QUEUED and f"max_num_seqs={cap.max_num_seqs}" in queued.reason
     over = cells[f"4096x{cap.max_num_seqs + 2}"]
     assert over.status == st.OVER_CAPACITY and over.trace is None and not over.capacity_check.fits

@@ -60,7 +60,7 @@ def test_engine_versions_are_the_installed_ones():
 
 
 def test_a_collector_that_fails_outright_becomes_an_error_dict(monkeypatch):
-    def broken():
+    def broken(*args):
         raise OSError("no /proc here")
 
     monkeypatch.setattr(metadata, "collect_cpu", broken)

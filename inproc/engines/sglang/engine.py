@@ -21,12 +21,22 @@ from typing import Sequence
 
 from inproc.engines.base import EngineBuildError
 from inproc.engines.sglang.info import read_info
+from inproc.engines.sglang.anatomy import forward_cost
 from inproc.engines.sglang.io import Inbox, OutputSink, RidMap, make_generate_req
+from inproc.engines.sglang.loop import EventLoop
 from inproc.types import LaunchSpec, RequestDelta, RequestSpec, StepResult
 
 # Steps reset_prefix_cache may take: SGLang flushes only when fully idle, which takes
 # one step to drop the last batch, plus one forward per request still being aborted.
 FLUSH_MAX_STEPS = 16
+
+
+def _war_barrier_enabled() -> bool:
+    """Whether SGLang's loop fences result processing behind the forward (as run_event_loop decides)."""
+    from sglang.srt.environ import envs
+    from sglang.srt.utils import is_cuda
+
+    return bool(is_cuda() or envs.SGLANG_ENABLE_WAR_BARRIER.get())
 
 
 class SglangEngine:
@@ -47,7 +57,9 @@ class SglangEngine:
         # figure the tokens streamed through step() must add up to.
         self.output_lengths: dict[str, int | None] = {}
         self._wire()
-        self.info = read_info(self._sched, server_args, spec.model)
+        self._loop = EventLoop(self._sched, forward_cost(self._sched, server_args.cuda_graph_backend_decode),
+                               overlap=bool(self._sched.enable_overlap))
+        self.info = read_info(self._sched, server_args, spec.model, self._loop.name)
 
     # -- wiring -------------------------------------------------------------
     def _wire(self) -> None:
@@ -55,8 +67,15 @@ class SglangEngine:
         s.request_receiver = dataclasses.replace(s.request_receiver, recv_from_tokenizer=self._inbox, recv_from_rpc=Inbox())
         for sender in (s.ipc_channels.send_to_tokenizer, s.ipc_channels.send_to_detokenizer):
             sender.send_output = self._sink.send_output
+        # What run_event_loop sets up before dispatching to a loop.
         if s.device == "cpu":
-            s.schedule_stream.synchronize = lambda: None  # as run_event_loop does on CPU
+            s.schedule_stream.synchronize = lambda: None
+        elif s.enable_overlap and hasattr(s.schedule_stream, "cuda_stream") \
+                and s.schedule_stream.cuda_stream == s.forward_stream.cuda_stream:
+            from sglang.srt.managers.utils import allocate_distinct_stream
+
+            s.schedule_stream = allocate_distinct_stream(s.device_module, (s.forward_stream,))
+        s._war_barrier_enabled = _war_barrier_enabled()
         s.metrics_reporter.start_scheduler_time_accounting()
         if not s.spec_algorithm.is_none():
             self._count_spec(s.metrics_reporter)
@@ -90,26 +109,15 @@ class SglangEngine:
 
         s = self._sched
         with DynamicGradMode(), s.device_module.StreamContext(s.schedule_stream):
-            # Last step's prefill batch joins running_batch only while this batch forms.
-            was_running = {id(r) for b in (s.running_batch, s.last_batch) if b for r in b.reqs}
-            s.ingest_requests()
-            plan = s.get_next_batch_to_run(running_batch=s.running_batch, last_batch=s.last_batch)
-            s.running_batch, batch = plan.running_batch, plan.batch_to_run
-            s.cur_batch_for_debug = batch
-            sample = _sample_queues(s, batch, was_running)
             try:
-                if batch:
-                    s.process_batch_result(batch, s.run_batch(batch))
-                else:
-                    s._sched_idled = True
-                    s.on_idle()
-                s.last_batch = batch
+                it = self._loop.iterate()
             finally:
                 # The watchdog counts a set marker as a forward in flight; between steps
                 # there is none, however long the driver waits.
                 s.cur_batch_for_debug = None
-        self._num_preempted += sample["num_preempted"]
-        return StepResult(deltas=self._deltas(), **sample)
+        self._num_preempted += it.queues["num_preempted"]
+        return StepResult(deltas=self._deltas(), **it.queues, batch=it.shape, returned_lag=it.returned_lag,
+                          forward=it.forward, schedule_s=it.schedule_s, update_s=it.update_s, probe_s=it.probe_s)
 
     def _deltas(self) -> tuple[RequestDelta, ...]:
         deltas = []
@@ -182,27 +190,6 @@ class SglangEngine:
             launched.scheduler.ingest_requests()
         self._sched = None
         release(launched)
-
-
-def _sample_queues(s, batch, was_running: set[int]) -> dict[str, int]:
-    """Queue lengths at batch formation, as StepResult fields."""
-    running = {id(r) for r in s.running_batch.reqs}
-    tokens = 0
-    if batch:
-        running.update(id(r) for r in batch.reqs)
-        if batch.forward_mode.is_extend():
-            tokens = int(batch.extend_num_tokens)
-        elif batch.spec_algorithm.is_none():
-            tokens = batch.batch_size()
-        else:
-            tokens = -1  # a verify step's token count depends on the draft tree
-    return {
-        "num_running": len(running),
-        "num_waiting": len(s.waiting_queue),
-        "num_scheduled_tokens": tokens,
-        # Retraction (SGLang's preemption) sends running requests back to the waiting queue.
-        "num_preempted": sum(1 for r in s.waiting_queue if id(r) in was_running),
-    }
 
 
 def build_sglang_engine(spec: LaunchSpec) -> SglangEngine:

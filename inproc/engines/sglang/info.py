@@ -1,6 +1,7 @@
 """What a built SGLang scheduler holds: capacity from its own accounting, identity, settings."""
 from __future__ import annotations
 
+from inproc.engines.sglang.anatomy import FORWARD_SOURCE
 from inproc.types import Capacity, EngineInfo, KVCacheGroup, special_token_ids
 
 # Settings worth recording in a results file (resolved values, not the profile's).
@@ -9,10 +10,11 @@ SETTING_NAMES = (
     "mem_fraction_static", "max_total_tokens", "max_running_requests", "chunked_prefill_size",
     "page_size", "schedule_policy", "disable_radix_cache", "speculative_algorithm",
     "speculative_num_steps", "speculative_num_draft_tokens", "load_format", "enable_deterministic_inference",
+    "disable_overlap_schedule", "cuda_graph_backend_decode", "cuda_graph_bs_decode", "cuda_graph_max_bs_decode",
 )
 
 
-def read_info(s, server_args, model: str) -> EngineInfo:
+def read_info(s, server_args, model: str, event_loop: str) -> EngineInfo:
     """Capacity from the scheduler's own accounting; identity from SGLang and the HF config."""
     import sglang
     from sglang.srt.configs.model_config import AttentionArch
@@ -52,5 +54,6 @@ def read_info(s, server_args, model: str) -> EngineInfo:
         capacity=capacity,
         vocab_size=int(mc.vocab_size),
         special_token_ids=special_token_ids(mc.hf_config),
-        settings={k: resolved.get(k) for k in SETTING_NAMES},
+        settings={**{k: resolved.get(k) for k in SETTING_NAMES}, "event_loop": event_loop},
+        forward_source=FORWARD_SOURCE,
     )

@@ -21,12 +21,11 @@ PEER_READY_TIMEOUT_S = 600.0
 PEER_EXIT_TIMEOUT_S = 30.0
 
 # What stepping one iteration at a time in this process requires of SGLang: token-id
-# prompts and no tokenizer; the plain event loop (the overlap loop hands a step's
-# tokens over one iteration late); outputs streamed every step, so that a delta belongs
-# to the step that produced it. A profile that asks otherwise is refused, not overridden.
+# prompts and no tokenizer; outputs streamed every step, so that a delta belongs to the
+# batch that produced it. A profile that asks otherwise is refused, not overridden. The
+# event loop is SGLang's choice, as under sglang serve (loop.py steps either).
 FORCED_ARGS: dict[str, object] = {
     "skip-tokenizer-init": True,
-    "disable-overlap-schedule": True,
     "stream-interval": 1,
 }
 # The watchdog runs in the scheduler's process and SIGQUITs that process's *parent*,

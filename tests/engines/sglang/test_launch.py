@@ -15,7 +15,8 @@ def test_forced_and_default_arguments_reach_server_args():
     from inproc.engines.sglang.launch import adapter_server_args
 
     args = adapter_server_args(MODEL, {"device": "cpu", "max-total-tokens": 1000})
-    assert (args.skip_tokenizer_init, args.disable_overlap_schedule, args.stream_interval) == (True, True, 1)
+    assert (args.skip_tokenizer_init, args.stream_interval) == (True, 1)
+    assert args.disable_overlap_schedule is False  # SGLang's default loop, as under sglang serve
     assert args.watchdog_timeout == 7 * 24 * 3600.0 and args.log_level == "error"
     assert args.max_total_tokens == 1000
 
@@ -27,8 +28,9 @@ def test_profile_may_set_the_defaults_but_not_the_requirements():
     assert args.log_level == "info" and args.watchdog_timeout == 60
     with pytest.raises(UsageError, match="stream-interval=4 cannot be used in-process"):
         adapter_server_args(MODEL, {"stream-interval": 4})
-    with pytest.raises(UsageError, match="disable-overlap-schedule=False"):
-        adapter_server_args(MODEL, {"disable_overlap_schedule": False})
+    with pytest.raises(UsageError, match="skip-tokenizer-init=False cannot be used in-process"):
+        adapter_server_args(MODEL, {"skip_tokenizer_init": False})
+    assert adapter_server_args(MODEL, {"disable-overlap-schedule": True}).disable_overlap_schedule is True
 
 
 @pytest.mark.parametrize("extra", [{"pp-size": 2}, {"dp-size": 2}])

@@ -1,0 +1,81 @@
+"""What a built vLLM engine holds: capacity from its own KV-cache config, identity, settings."""
+from __future__ import annotations
+
+from inproc.types import Capacity, EngineInfo, KVCacheGroup, special_token_ids
+
+#: How the adapter's per-step bytes and FLOPs are obtained (recorded with every run).
+FORWARD_SOURCE = ("vLLM's own accounting: CUDAGraphStat (--cudagraph-metrics) and PerfStats "
+                  "(--enable-mfu-metrics, vllm/v1/metrics/perf.py) of each batch")
+
+
+def group_kind(spec) -> tuple[str, int | None]:
+    """The kind of a ``KVCacheSpec`` and its window (sliding window or attention chunk), if any."""
+    name = type(spec).__name__
+    window = getattr(spec, "sliding_window", None)
+    if "MLA" in name:
+        return "mla", None
+    if window:
+        return "sliding_window", int(window)
+    if "Chunked" in name:
+        return "chunked_local_attention", getattr(spec, "attention_chunk_size", None)
+    if "Mamba" in name:
+        return "mamba", None
+    return "full_attention", None
+
+
+def read_info(llm_engine, scheduler, model: str) -> EngineInfo:
+    """Capacity from the scheduler's KV-cache config and vLLM's own max-concurrency function."""
+    import vllm
+    from vllm.v1.core.kv_cache_utils import get_max_concurrency_for_kv_cache_config
+
+    cfg = llm_engine.vllm_config
+    kv = scheduler.kv_cache_config
+    groups = []
+    for g in kv.kv_cache_groups:
+        kind, window = group_kind(g.kv_cache_spec)
+        groups.append(KVCacheGroup(kind, int(g.kv_cache_spec.block_size), len(g.layer_names), window))
+    block_size = int(cfg.cache_config.block_size)
+    capacity = Capacity(
+        num_blocks=int(kv.num_blocks),
+        block_size=block_size,
+        kv_tokens=int(kv.num_blocks) * block_size,
+        groups=tuple(groups),
+        max_num_seqs=int(cfg.scheduler_config.max_num_seqs),
+        max_num_batched_tokens=int(cfg.scheduler_config.max_num_batched_tokens),
+        max_model_len=int(cfg.model_config.max_model_len),
+        engine_max_concurrency=float(get_max_concurrency_for_kv_cache_config(cfg, kv)),
+        extra={"prefix_caching": bool(cfg.cache_config.enable_prefix_caching)},
+        # The block pool hands its first block out as the null block, never to a request.
+        usable_blocks=int(kv.num_blocks) - 1,
+    )
+    return EngineInfo(
+        name="vllm",
+        version=str(vllm.__version__),
+        model=model,
+        dummy_weights=str(cfg.load_config.load_format) == "dummy",
+        capacity=capacity,
+        vocab_size=int(cfg.model_config.get_vocab_size()),
+        special_token_ids=special_token_ids(cfg.model_config.hf_config),
+        settings=settings(cfg),
+        forward_source=FORWARD_SOURCE,
+    )
+
+
+def settings(cfg) -> dict[str, object]:
+    """The resolved settings worth showing beside the figures (after vLLM's platform hooks)."""
+    spec, comp = cfg.speculative_config, cfg.compilation_config
+    return {
+        "tensor_parallel_size": cfg.parallel_config.tensor_parallel_size,
+        "enable_expert_parallel": bool(cfg.parallel_config.enable_expert_parallel),
+        "dtype": str(cfg.model_config.dtype).removeprefix("torch."),
+        "quantization": cfg.model_config.quantization,
+        "kv_cache_dtype": cfg.cache_config.cache_dtype,
+        "enforce_eager": bool(cfg.model_config.enforce_eager),
+        "async_scheduling": bool(cfg.scheduler_config.async_scheduling),
+        "cudagraph_mode": str(comp.cudagraph_mode) if comp.cudagraph_mode is not None else None,
+        "cudagraph_capture_sizes": list(comp.cudagraph_capture_sizes or []),
+        "max_cudagraph_capture_size": comp.max_cudagraph_capture_size,
+        "speculative_method": getattr(spec, "method", None) if spec else None,
+        "num_speculative_tokens": getattr(spec, "num_speculative_tokens", None) if spec else None,
+        "enable_chunked_prefill": bool(cfg.scheduler_config.enable_chunked_prefill),
+    }

@@ -1,0 +1,120 @@
+"""One row per engine step: when it ran, what batch it formed, what that batch's forward was.
+
+Times are seconds on ``time.perf_counter()`` relative to the cell's start. A row holds
+what its step did: the queues and the batch the scheduler formed in it (its shape,
+scheduled tokens, preemptions), its host time inside the scheduler, and, once the
+engine reports it, that batch's forward (CUDA-graph mode, padding, FLOPs, bytes).
+``output_of[i]`` is the row whose batch produced the outputs step ``i`` returned: ``i``
+itself when steps are synchronous, ``i - 1`` under vLLM's async scheduling or SGLang's
+overlap loop, -1 when it returned none (or the batch was formed before the cell).
+
+Unknown values are -1 (integers) and NaN (floats): an engine that does not report a
+figure, or a file written before the column existed.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from inproc.record.codec import decode_array, encode_array
+from inproc.types import GRAPH_MODES, ForwardStats, StepResult
+
+#: Float columns; the first two are in every file ever written.
+FLOAT_COLUMNS = ("t_start_s", "t_end_s", "schedule_s", "update_s", "probe_s", "flops", "read_bytes", "write_bytes")
+#: Integer columns; the first four are in every file ever written.
+INT_COLUMNS = ("num_running", "num_waiting", "num_scheduled_tokens", "num_preempted", "num_prefill_reqs",
+               "num_prefill_tokens", "num_decode_reqs", "num_decode_tokens", "output_of", "graph_mode",
+               "num_unpadded_tokens", "num_padded_tokens")
+_FORWARD_FLOATS = slice(FLOAT_COLUMNS.index("flops"), len(FLOAT_COLUMNS))
+_FORWARD_INTS = slice(INT_COLUMNS.index("graph_mode"), len(INT_COLUMNS))
+
+
+@dataclass(eq=False)
+class StepTrace:
+    """The step rows of one cell, one numpy array per column (see the module docstring)."""
+
+    columns: dict[str, np.ndarray]
+
+    def __getattr__(self, name: str) -> np.ndarray:
+        try:
+            return self.__dict__["columns"][name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __len__(self) -> int:
+        return len(self.columns["t_end_s"])
+
+    def known(self, name: str) -> np.ndarray:
+        """Where column ``name`` holds a value (not -1 / NaN)."""
+        col = self.columns[name]
+        return ~np.isnan(col) if col.dtype.kind == "f" else col >= 0
+
+    def to_dict(self) -> dict:
+        return {name: encode_array(col) for name, col in self.columns.items()}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "StepTrace":
+        return cls.of(**{name: decode_array(d[name]) for name in FLOAT_COLUMNS + INT_COLUMNS if name in d})
+
+    @classmethod
+    def of(cls, **given: np.ndarray) -> "StepTrace":
+        """Columns not given are unknown, except ``output_of``: without it steps were synchronous."""
+        unknown = set(given) - set(FLOAT_COLUMNS + INT_COLUMNS)
+        if unknown:
+            raise ValueError(f"unknown step columns {sorted(unknown)}")
+        n = len(given["t_end_s"])
+        cols = {name: np.asarray(given[name], dtype=np.float64) if name in given else np.full(n, np.nan)
+                for name in FLOAT_COLUMNS}
+        for name in INT_COLUMNS:
+            default = np.arange(n) if name == "output_of" else np.full(n, -1)
+            cols[name] = np.asarray(given.get(name, default), dtype=np.int64)
+        return cls(cols)
+
+
+class StepRecorder:
+    """Appends step rows into preallocated arrays (grown by doubling) during a cell."""
+
+    def __init__(self, capacity: int = 4096) -> None:
+        self._n = 0
+        self._f = np.full((capacity, len(FLOAT_COLUMNS)), np.nan)
+        self._i = np.full((capacity, len(INT_COLUMNS)), -1, dtype=np.int64)
+
+    def append(self, t_start: float, t_end: float, res: StepResult) -> int:
+        """Record one step (and the forward of the batch it returned); returns its index."""
+        i = self._n
+        if i == len(self._f):
+            self._f = np.concatenate([self._f, np.full_like(self._f, np.nan)])
+            self._i = np.concatenate([self._i, np.full_like(self._i, -1)])
+        b = res.batch
+        shape = (b.num_prefill_reqs, b.num_prefill_tokens, b.num_decode_reqs, b.num_decode_tokens) if b else (-1,) * 4
+        source = i - res.returned_lag if res.returned_lag >= 0 else -1
+        self._f[i, :5] = (t_start, t_end, res.schedule_s, res.update_s, res.probe_s)
+        self._i[i, :9] = (res.num_running, res.num_waiting, res.num_scheduled_tokens, res.num_preempted, *shape,
+                          max(source, -1))
+        if res.forward is not None and source >= 0:
+            self._set_forward(source, res.forward)
+        self._n = i + 1
+        return i
+
+    def _set_forward(self, row: int, fw: ForwardStats) -> None:
+        mode = GRAPH_MODES.index(fw.graph_mode) if fw.graph_mode in GRAPH_MODES else -1
+        self._i[row, _FORWARD_INTS] = (mode, _int(fw.num_unpadded_tokens), _int(fw.num_padded_tokens))
+        self._f[row, _FORWARD_FLOATS] = (_float(fw.flops), _float(fw.read_bytes), _float(fw.write_bytes))
+
+    def __len__(self) -> int:
+        return self._n
+
+    def freeze(self) -> StepTrace:
+        n = self._n
+        cols = {name: self._f[:n, k].copy() for k, name in enumerate(FLOAT_COLUMNS)}
+        cols.update({name: self._i[:n, k].copy() for k, name in enumerate(INT_COLUMNS)})
+        return StepTrace(cols)
+
+
+def _int(v: int | None) -> int:
+    return -1 if v is None else int(v)
+
+
+def _float(v: float | None) -> float:
+    return np.nan if v is None else float(v)

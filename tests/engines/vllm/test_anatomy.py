@@ -1,0 +1,77 @@
+"""Step anatomy on the real vLLM engine, with and without async scheduling: every figure from the engine's own records."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from inproc import types as st
+from inproc.measure import anatomy as an
+from inproc.measure import metrics as m
+from inproc.plan.matrix import CellPlan
+from inproc.plan.prompts import CellPrompts, PromptFactory
+from inproc.record import derive
+from inproc.measure.loops import LoopSettings
+from inproc.run.driver import DecodeSettings, Driver
+from tests.conftest import needs_vllm
+
+pytestmark = needs_vllm
+
+
+@pytest.fixture(params=["sync", "async"])
+def stepped(request, vllm_engine):
+    """(engine, driver, prompts, per-batch PerfStats as vLLM computed them) for each scheduling mode."""
+    engine = vllm_engine if request.param == "sync" else request.getfixturevalue("async_vllm_engine")
+    metrics = engine._scheduler.perf_metrics
+    computed = []  # (adapter step that formed the batch, PerfStats) in the order vLLM computed them
+    original = metrics.get_step_perf_stats_per_gpu
+
+    def record(scheduler_output):
+        stats = original(scheduler_output)
+        computed.append((getattr(scheduler_output, "_inproc_step", None), stats))
+        return stats
+
+    metrics.get_step_perf_stats_per_gpu = record
+    driver = Driver(engine)
+    driver.drain()
+    info = engine.info
+    yield engine, driver, PromptFactory(info.vocab_size, 77, info.special_token_ids), computed
+    metrics.get_step_perf_stats_per_gpu = original
+    driver.drain()
+
+
+def test_tokens_batches_and_engine_accounting_agree(stepped):
+    engine, driver, prompts, computed = stepped
+    first_step = engine._probe.step
+    trace = driver.decode_cell(CellPrompts(prompts, 256, 4, "distinct", 16), DecodeSettings(4, 1.0, 2000))
+    s, w = trace.steps, m.window(trace)
+    lag = 1 if engine.info.settings["async_scheduling"] else 0
+    rows = np.arange(w.first_step, w.last_step + 1)
+    assert (s.output_of[rows] == rows - lag).all()
+    # Every window token is filed under exactly one batch: a steady window returns, at each
+    # step, one token per decode request of the batch that produced it.
+    returned = np.zeros(len(s), dtype=np.int64)
+    for r in trace.requests:
+        np.add.at(returned, np.asarray(r.token_steps), np.asarray(r.token_counts))
+    assert (returned[rows] == s.num_decode_tokens[s.output_of[rows]]).all()
+    assert returned[rows].sum() == m.output_tokens(trace, w) > 0
+    # Σ unpadded tokens of the window's batches = tokens the scheduler scheduled in them.
+    assert s.num_unpadded_tokens[rows].sum() == an.scheduled_tokens(s, w) == s.num_scheduled_tokens[rows].sum()
+    assert (s.graph_mode[rows] == st.GRAPH_MODES.index("NONE")).all()  # no CUDA graphs on the CPU
+    # Read bytes per batch are exactly vLLM's PerfStats, batch by batch, in order.
+    mine = s.read_bytes[s.known("read_bytes")]
+    theirs = [p.num_read_bytes_per_gpu for tag, p in computed if tag is not None and tag > first_step]
+    assert mine.tolist() == theirs[: len(mine)] and len(mine) >= len(rows)
+    assert (s.flops[rows] > 0).all() and (s.write_bytes[rows] > 0).all()
+    host = an.host_overhead_fraction(s, w)
+    assert 0 < host < 1 and (s.probe_s[rows] < s.t_end_s[rows] - s.t_start_s[rows]).all()
+
+
+def test_a_cell_that_preempts_says_so(vllm_engine, driver, prompts):
+    # 4 prompts of 1,530 tokens take all 192 blocks (48 each); their growth cannot fit, so the
+    # engine preempts. The capacity check (which marks this cell Over capacity) is bypassed.
+    cell = CellPlan(1530, 4, 1024, None)
+    trace = driver.decode_cell(CellPrompts(prompts, 1530, 4, "distinct", 16), DecodeSettings(4, 3.0, 1024))
+    entry = derive.decode_entry(cell, "distinct", "", trace, None, vllm_engine.info.capacity, LoopSettings())
+    assert entry.figures.preemptions == an.preemptions(trace.steps, m.window(trace)) > 0
+    assert entry.status == st.QUEUED
+    assert f"KV cache preemption ({entry.figures.preemptions} preemptions in the window)" in entry.reason
