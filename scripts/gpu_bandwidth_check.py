@@ -56,6 +56,20 @@ def timed_best(torch, fn, repeats: int) -> float:
     return best
 
 
+def copy_bandwidth(torch, gib: float, repeats: int) -> float:
+    """Bytes read + written per second by a device-to-device copy of ``gib`` GiB of bf16."""
+    n = int(gib * 2**30) // 2
+    src = torch.empty(n, dtype=torch.bfloat16, device="cuda").fill_(1)
+    dst = torch.empty_like(src)
+    return 2 * n * 2 / timed_best(torch, lambda: dst.copy_(src), repeats)
+
+
+def matmul_flops(torch, m: int, repeats: int) -> float:
+    """FLOP/s of one m × m bf16 matmul."""
+    x = torch.randn(m, m, dtype=torch.bfloat16, device="cuda")
+    return 2 * m**3 / timed_best(torch, lambda: x @ x, repeats)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--gib", type=float, default=4.0)
@@ -72,18 +86,10 @@ def main() -> int:
         print(json.dumps({"ran": False, "why": f"{type(e).__name__}: {e}"}))
         return 2
     torch.cuda.set_device(a.device)
-    n = int(a.gib * 2**30) // 2
-    src = torch.empty(n, dtype=torch.bfloat16, device="cuda").fill_(1)
-    dst = torch.empty_like(src)
-    copy_s = timed_best(torch, lambda: dst.copy_(src), a.repeats)
-    measured = 2 * n * 2 / copy_s  # bytes read + written
+    measured = copy_bandwidth(torch, a.gib, a.repeats)
     peaks = gpu_peaks(device, "bf16")
     ratio = peaks.bandwidth_bytes_s.value / measured if peaks.bandwidth_bytes_s.value else None
-    del src, dst
-    m = 8192
-    x = torch.randn(m, m, dtype=torch.bfloat16, device="cuda")
-    mm_s = timed_best(torch, lambda: x @ x, a.repeats)
-    flops = 2 * m**3 / mm_s
+    flops = matmul_flops(torch, 8192, a.repeats)
     out = {"ran": True, "device": device, "copy_gib": a.gib, "measured_copy_bytes_s": measured,
            "nvml_peak_bytes_s": peaks.bandwidth_bytes_s.value, "peak_source": peaks.bandwidth_bytes_s.source,
            "peak_over_measured": ratio, "target": [LOW, HIGH], "matmul_bf16_flops": flops,
