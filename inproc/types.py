@@ -42,10 +42,13 @@ class LaunchSpec:
 class KVCacheGroup:
     """One KV-cache group as the engine allocates it (full attention, MLA, sliding window...)."""
 
-    kind: str  # e.g. "full_attention", "mla", "sliding_window", "token_pool" (SGLang)
+    kind: str  # e.g. "full_attention", "mla", "sliding_window", "chunked_local_attention", "mamba", "token_pool"
     block_size: int  # tokens per block (SGLang: page size)
     num_layers: int
-    sliding_window: int | None = None  # tokens; None when the group keeps every token
+    sliding_window: int | None = None  # tokens (or the attention chunk); None when the group keeps every token
+    # The engine's own per-request cap in blocks, where its KV spec has one (a sliding
+    # window or attention chunk plus the tokens in flight; a Mamba state's fixed pages).
+    max_blocks: int | None = None
 
 
 @dataclass(frozen=True)

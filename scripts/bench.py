@@ -1,13 +1,18 @@
 #!/usr/bin/env python3
 """Benchmarks that check inproc's own targets; prints ratios, never asserts on time.
 
-  fidelity   inproc's decode window at C=8 (short prompts, long outputs) against what
-             vLLM's own LLM.generate achieves on the same requests, each in a fresh
-             process of the same kind (EngineCore in-process). Target ratio >= 0.98.
+  fidelity   inproc's decode window at C=8 (short prompts, long outputs) against
+             (1) a bare step() loop keeping the same C requests in flight, in one process
+             on one engine, rounds alternating (scripts/bench_fidelity.py). Target >= 0.99.
+             (2) the engine's own offline generate (vLLM's LLM.generate; SGLang's
+             Engine.generate) in fresh processes, alternating; noisy on 2-core machines
+             (single rounds swing 0.8-1.3), kept for reference. SGLang's A/B runs on its
+             overlap loop and on its normal loop.
   overhead   fraction of the decode window spent outside Engine.step() at C=128 on the
              tiny model (the harness's cost). Target <= 1%.
 
-Run in the vLLM environment:  .venv-vllm/bin/python scripts/bench.py [fidelity|overhead|all]
+Run in the engine's environment:  .venv-vllm/bin/python scripts/bench.py [fidelity|overhead|all]
+                                  .venv-sglang/bin/python scripts/bench.py fidelity --engine sglang
 Machines like ours are noisy: the script alternates the two sides and reports medians.
 """
 from __future__ import annotations
@@ -20,8 +25,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import bench_fidelity
+
 ROOT = Path(__file__).resolve().parent.parent
 PROFILE = ROOT / "launch_profiles" / "cpu-vllm-tiny-llama.toml"
+SGLANG_PROFILE = ROOT / "launch_profiles" / "cpu-sglang-tiny-llama.toml"
 PROMPT_TOKENS, MAX_TOKENS, CONCURRENCY = 32, 384, 8
 
 
@@ -71,18 +79,71 @@ print(json.dumps({"tok_s": f.total_tok_s, "tokens": f.output_tokens, "seconds": 
 """
 
 
-def fidelity(rounds: int) -> None:
+AB = r"""
+import json, sys
+sys.path.insert(0, sys.argv[1] + "/scripts")
+from bench_fidelity import ab
+from inproc import engines
+from inproc.profiles.spec import load_profile
+p = load_profile(sys.argv[2]).with_overrides(tuple(sys.argv[8:]))
+rounds, context, c, max_tokens = map(int, sys.argv[3:7]); window = float(sys.argv[7])
+engine = engines.build_engine(p.launch)
+try:
+    res = ab(engine, rounds, context, c, max_tokens, window)
+    res["event_loop"] = engine.info.settings.get("event_loop")
+finally:
+    engine.shutdown()
+print(json.dumps(res))
+"""
+
+SGLANG_GENERATE = r"""
+import json, sys, time
+from inproc.engines.sglang.launch import adapter_server_args
+from inproc.plan.prompts import PromptFactory
+from inproc.profiles.spec import load_profile
+p = load_profile(sys.argv[1]); n_prompt, max_tokens, c = map(int, sys.argv[2:5])
+import os; os.environ.update(p.env)
+import sglang
+args = adapter_server_args(p.model, dict(p.engine_args))
+engine = sglang.Engine(server_args=args)
+pf = PromptFactory(32000, 99)
+ids = lambda tag: [pf.tokens(n_prompt, tag, i) for i in range(c)]
+engine.generate(input_ids=ids("warm"), sampling_params={"max_new_tokens": 16, "ignore_eos": True})
+t = time.perf_counter()
+outs = engine.generate(input_ids=ids("timed"), sampling_params={"max_new_tokens": max_tokens, "ignore_eos": True})
+dt = time.perf_counter() - t
+engine.shutdown()
+tokens = sum(o["meta_info"]["completion_tokens"] for o in outs)
+print(json.dumps({"tok_s": tokens / dt, "tokens": tokens, "seconds": dt}))
+"""
+
+
+def fidelity_ab(engine: str, rounds: int) -> None:
+    """The in-process A/B: inproc's driver against a bare step() loop, same engine, same process."""
+    profile = PROFILE if engine == "vllm" else SGLANG_PROFILE
+    variants = [()] if engine == "vllm" else [(), ("disable-overlap-schedule=true",)]
+    for sets in variants:
+        r = _child(AB, str(ROOT), str(profile), str(rounds), str(PROMPT_TOKENS), str(CONCURRENCY), str(MAX_TOKENS),
+                   "2", *sets)
+        label = f"fidelity A/B ({engine}{', ' + r['event_loop'] + ' loop' if r.get('event_loop') else ''})"
+        print(bench_fidelity.report(label, r), flush=True)
+
+
+def fidelity(rounds: int, engine: str = "vllm") -> None:
+    fidelity_ab(engine, rounds)
+    generate, profile = (GENERATE, PROFILE) if engine == "vllm" else (SGLANG_GENERATE, SGLANG_PROFILE)
     ours, theirs = [], []
     for i in range(rounds):
-        g = _child(GENERATE, str(PROFILE), str(PROMPT_TOKENS), str(MAX_TOKENS), str(CONCURRENCY))
+        g = _child(generate, str(profile), str(PROMPT_TOKENS), str(MAX_TOKENS), str(CONCURRENCY))
         # Window shorter than one request's life so it holds only steady decode of C requests.
-        c = _child(CELL, str(PROFILE), str(PROMPT_TOKENS), str(MAX_TOKENS), str(CONCURRENCY), "3")
+        c = _child(CELL, str(profile), str(PROMPT_TOKENS), str(MAX_TOKENS), str(CONCURRENCY), "3")
         theirs.append(g["tok_s"]), ours.append(c["tok_s"])
-        print(f"round {i + 1}: LLM.generate {g['tok_s']:.1f} tok/s ({g['tokens']} tokens in {g['seconds']:.2f} s); "
+        print(f"round {i + 1}: {engine} offline generate {g['tok_s']:.1f} tok/s ({g['tokens']} tokens in {g['seconds']:.2f} s); "
               f"inproc cell {c['tok_s']:.1f} tok/s ({c['tokens']} tokens in {c['seconds']:.2f} s, "
               f"avg active {c['avg_active']:.2f}, overhead {c['overhead']:.2%})", flush=True)
     ratio = statistics.median(ours) / statistics.median(theirs)
-    print(f"fidelity: inproc / LLM.generate total tok/s = {ratio:.3f}  (target >= 0.98; medians of {rounds} rounds)")
+    print(f"fidelity: inproc / {engine}'s offline generate total tok/s = {ratio:.3f}  (separate processes, "
+          f"medians of {rounds} rounds; single rounds are noisy here)")
 
 
 def overhead() -> None:
@@ -100,8 +161,9 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("what", nargs="?", default="all", choices=("fidelity", "overhead", "all"))
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--engine", choices=("vllm", "sglang"), default="vllm", help="the engine installed in this Python")
     a = ap.parse_args()
     if a.what in ("fidelity", "all"):
-        fidelity(a.rounds)
+        fidelity(a.rounds, a.engine)
     if a.what in ("overhead", "all"):
         overhead()

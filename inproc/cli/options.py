@@ -32,15 +32,25 @@ def matrix_options(f):
     return f
 
 
+#: The flag of each MatrixSettings field that a flag of its own sets (the rest: --field-name).
+FLAG_OF = {"window_s": "--duration", "prefill_contexts": "--prefill-contexts", "max_output": "--max-output"}
+
+
 def settings_with(base: MatrixSettings, **flags) -> MatrixSettings:
-    """The profile's matrix settings with every flag that was given applied."""
+    """The profile's matrix settings with every flag that was given applied.
+
+    MatrixSettings checks every value; a bad one is reported under the flag that gave it.
+    """
     given = {k: v for k, v in flags.items() if v is not None}
-    if given.get("max_output") is not None and given["max_output"] < 1:
-        raise UsageError(f"Bad --max-output {given['max_output']}: it must be at least 1 token.")
-    try:
-        return replace(base, **given)
-    except TypeError as e:  # a programming error, not user input
-        raise AssertionError(e) from None
+    for name, value in given.items():
+        try:
+            replace(base, **{name: value})
+        except UsageError as e:
+            flag = FLAG_OF.get(name, "--" + name.replace("_", "-"))
+            reason = str(e).split(": ", 1)[-1]
+            shown = value if not isinstance(value, tuple) else ",".join(map(str, value))
+            raise UsageError(f"Bad {flag} {shown!r}: {reason}") from None
+    return replace(base, **given)
 
 
 def command_line() -> str:

@@ -28,9 +28,10 @@ def run(profile_path, contexts, concurrency, prefill_contexts, prefill_samples, 
     profile = load_with_overrides(profile_path, sets)
     settings = settings_with(
         profile.matrix,
-        contexts=parse_token_list(contexts) if contexts else None,
-        concurrency=parse_int_list(concurrency) if concurrency else None,
-        prefill_contexts=parse_token_list(prefill_contexts, "prefill context") if prefill_contexts else None,
+        # Given but empty (--contexts "") is an error of parse_*_list, never "the profile's default".
+        contexts=parse_token_list(contexts) if contexts is not None else None,
+        concurrency=parse_int_list(concurrency) if concurrency is not None else None,
+        prefill_contexts=parse_token_list(prefill_contexts, "prefill context") if prefill_contexts is not None else None,
         prefill_samples=prefill_samples,
         **flags,
     )

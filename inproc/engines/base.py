@@ -56,6 +56,29 @@ class EngineBuildError(RuntimeError):
     """The engine could not be built from the profile (bad argument, missing model...)."""
 
 
+def require(obj, path: str, label: str, version: str, tested: tuple[str, ...]):
+    """``obj.a.b`` for ``path`` "a.b", or a one-line :class:`EngineBuildError` naming the missing internal.
+
+    The adapters reach into engine internals (the scheduler and its methods); a version
+    that renamed one fails here, at build, instead of deep inside a step.
+    """
+    for name in path.split("."):
+        if not hasattr(obj, name):
+            raise EngineBuildError(
+                f"{label} {version} has no {path!r} (missing: {name!r}), which the in-process adapter needs; "
+                f"it is tested against {label} {', '.join(tested)}. Install that version, or update the adapter.")
+        obj = getattr(obj, name)
+    return obj
+
+
+def version_note(adapter: "EngineAdapter", version: str) -> str:
+    """"" for a tested version, else the one line to print and record."""
+    if version in adapter.tested_versions:
+        return ""
+    return (f"{adapter.label} {version} is installed; inproc's {adapter.name} adapter is tested against "
+            f"{', '.join(adapter.tested_versions)} (it reaches into engine internals: check its figures)")
+
+
 class CheckSkipped(Exception):
     """A profile check that cannot run in this environment; the message says what it needs."""
 

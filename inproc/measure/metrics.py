@@ -187,6 +187,18 @@ def prompt_tok_s(trace: CellTrace) -> float | None:
     return trace.requests[0].prompt_tokens / t if t else None
 
 
+# -- the whole run -----------------------------------------------------------
+def wall_per_window(measure_s: float, windows_s) -> float | None:
+    """The run's measuring wall time ÷ Σ over its decode cells of :func:`measured_for_s`.
+
+    Measuring wall time runs from the first entry's start to the last entry's end, summed
+    over the sessions that wrote the results file (a resumed run adds its own), engine
+    build and warm-up excluded. 1.0 would mean the run did nothing but decode windows.
+    """
+    total = float(sum(windows_s))
+    return measure_s / total if total > 0 and measure_s > 0 else None
+
+
 def prefill_span(samples) -> tuple[float, float]:
     """Absolute ``perf_counter`` seconds from the first sample's submit to the last sample's first token."""
     first, last = samples[0], samples[-1]

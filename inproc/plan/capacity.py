@@ -1,8 +1,9 @@
 """Will a cell fit in the engine's KV cache? Counted the way the engine allocates.
 
 vLLM gives each request, in every KV-cache group, whole blocks from one shared pool:
-``ceil(tokens / block_size)`` for full attention and MLA, and for a sliding window only
-the blocks the window can touch. In ``shared`` prompt mode the full blocks of the common
+``ceil(tokens / block_size)`` for full attention and MLA, capped for a sliding window or
+chunked local attention by the engine's own per-request cap (the window plus the tokens in
+flight), and a Mamba state's fixed pages. In ``shared`` prompt mode the full blocks of the common
 context are allocated once and shared through the prefix cache; the partial last block
 and everything after it are per request. SGLang's token pool is a group with
 ``block_size`` = its page size, counted the same way.
@@ -23,11 +24,21 @@ def _cdiv(a: int, b: int) -> int:
 
 
 def group_blocks(group: KVCacheGroup, tokens: int) -> int:
-    """Blocks one sequence of ``tokens`` holds in ``group`` at its longest."""
+    """Blocks one sequence of ``tokens`` holds in ``group`` at its longest.
+
+    Whole blocks, capped by the engine's own per-request cap where its KV spec has one
+    (``KVCacheGroup.max_blocks``: a sliding window or attention chunk plus the tokens of a
+    prefill chunk in flight); a Mamba state holds its fixed pages whatever the length.
+    Records made before the cap was read fall back to the window alone.
+    """
+    if group.kind == "mamba":
+        return group.max_blocks or 1
+    blocks = _cdiv(tokens, group.block_size)
+    if group.max_blocks is not None:
+        return min(blocks, group.max_blocks)
     if group.sliding_window:
-        # A window of w tokens spans at most ceil((w - 1) / B) + 1 blocks once it slides.
-        return min(_cdiv(tokens, group.block_size), _cdiv(group.sliding_window - 1, group.block_size) + 1)
-    return _cdiv(tokens, group.block_size)
+        return min(blocks, _cdiv(group.sliding_window - 1, group.block_size) + 1)
+    return blocks
 
 
 def blocks_per_sequence(capacity: Capacity, tokens: int) -> int:
@@ -61,7 +72,9 @@ def check_cell(capacity: Capacity, context: int, concurrency: int, max_tokens: i
     """Blocks needed by C requests of ``context`` prompt + ``max_tokens`` output, against the pool."""
     seq = context + max_tokens
     if mode == "shared" and shared_prefix > 0:
-        shared_full = {g: 0 if g.sliding_window else shared_prefix // g.block_size for g in capacity.groups}
+        # Only groups that keep every token share a context's full blocks through the prefix cache.
+        keeps_all = lambda g: not (g.sliding_window or g.max_blocks is not None or g.kind == "mamba")  # noqa: E731
+        shared_full = {g: shared_prefix // g.block_size if keeps_all(g) else 0 for g in capacity.groups}
         once = sum(shared_full.values())
         each = sum(group_blocks(g, seq) - shared_full[g] for g in capacity.groups)
         needed = once + concurrency * each

@@ -49,6 +49,23 @@ def suffix_length(context: int, suffix_tokens: int) -> int:
     return max(1, min(suffix_tokens, context // 2))
 
 
+def row_prefix(factory: PromptFactory, context: int, suffix_tokens: int) -> list[int]:
+    """The shared context of row ``context`` (all but its unique suffix), the same for every cell of the row."""
+    return factory.tokens(context - suffix_length(context, suffix_tokens), "shared", context)
+
+
+def prefill_prompt(factory: PromptFactory, context: int, sample: int, mode: str, suffix_tokens: int) -> list[int]:
+    """The ``context``-token prompt of a cold-prefill sample.
+
+    In ``shared`` mode it is the row's shared context plus a unique suffix, so the last
+    sample leaves that context in the prefix cache: the priming of the row's decode cells.
+    """
+    if mode != "shared":
+        return factory.tokens(context, "prefill", context, sample)
+    prefix = row_prefix(factory, context, suffix_tokens)
+    return prefix + factory.tokens(context - len(prefix), "prefill", context, sample)
+
+
 @dataclass(frozen=True)
 class CellPrompts:
     """Prompts of one decode cell in ``shared`` or ``distinct`` mode; every prompt is ``context`` long."""
@@ -64,8 +81,8 @@ class CellPrompts:
         return self.context - suffix_length(self.context, self.suffix_tokens) if self.mode == "shared" else 0
 
     def shared_prefix(self) -> list[int]:
-        """The context every request of a shared-mode cell starts with (primed once)."""
-        return self.factory.tokens(self.shared_prefix_len, "shared", self.context, self.concurrency)
+        """The context every request of a shared-mode row starts with: one per context, primed once a row."""
+        return row_prefix(self.factory, self.context, self.suffix_tokens)
 
     def request(self, index: int, _prefix: list[int] | None = None) -> list[int]:
         """Prompt of the ``index``-th request of the cell (0-based, refills continue counting)."""

@@ -2,12 +2,30 @@
 ``inproc run``'s flags fill. Plain Python; every field is checked when it is set."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Literal
 
 from inproc.errors import UsageError
 
 PROMPT_MODES = ("shared", "distinct")
+MAX_SECONDS = 24 * 3600.0  # a window or budget longer than a day is a typo, not a plan
+MAX_TEMPERATURE = 100.0
+
+
+def _number(what: str, value: object, low: float, high: float, unit: str, open_low: bool = False) -> None:
+    """A finite number in range, or a one-line error naming it (NaN and infinity never pass)."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) \
+        and (value > low if open_low else value >= low) and value <= high
+    if not ok:
+        bound = f"above {low:g}" if open_low else f"{low:g} or more"
+        raise UsageError(f"Bad {what} {value!r}{' ' + unit if unit else ''}: it must be a finite number {bound} "
+                         f"and at most {high:g}.")
+
+
+def _whole(what: str, value: object, low: int, unit: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise UsageError(f"Bad {what} {value!r}: it must be a whole number of at least {low} {unit}{'s' if low != 1 else ''}.")
 
 
 @dataclass(frozen=True)
@@ -30,16 +48,20 @@ class MatrixSettings:
             raise UsageError(
                 f"Unknown prompt mode {self.prompt_mode!r}. Known modes: {', '.join(PROMPT_MODES)}."
             )
-        if self.window_s <= 0:
-            raise UsageError(f"Bad window {self.window_s!r} s: it must be above 0.")
-        if self.max_output < 1:
-            raise UsageError(f"Bad max output {self.max_output!r}: it must be at least 1 token.")
-        if any(c < 1 for c in self.concurrency):
-            raise UsageError(f"Bad concurrency {min(self.concurrency)}: it must be at least 1.")
-        if self.prefill_samples < 1:
-            raise UsageError(f"Bad prefill samples {self.prefill_samples!r}: it must be at least 1.")
-        if self.temperature < 0:
-            raise UsageError(f"Bad temperature {self.temperature!r}: it must be 0 or more.")
+        _number("window", self.window_s, 0.0, MAX_SECONDS, "s", open_low=True)
+        _number("prefill budget", self.prefill_budget_s, 0.0, MAX_SECONDS, "s", open_low=True)
+        _number("temperature", self.temperature, 0.0, MAX_TEMPERATURE, "")
+        _whole("max output", self.max_output, 1, "token")
+        _whole("prefill samples", self.prefill_samples, 1, "sample")
+        _whole("suffix tokens", self.suffix_tokens, 1, "token")
+        if not self.contexts:
+            raise UsageError("Empty context list. Give at least one context, e.g. 8K,16K.")
+        if not self.concurrency:
+            raise UsageError("Empty concurrency list. Give at least one level, e.g. 1,2,4.")
+        for c in self.concurrency:
+            _whole("concurrency", c, 1, "request")
+        for c in self.contexts + (self.prefill_contexts or ()):
+            _whole("context", c, 1, "token")
 
     @property
     def prefill_list(self) -> tuple[int, ...]:

@@ -13,8 +13,8 @@ Schema history (``schema_version``):
   3 — 2026-12-01: step anatomy. Each step trace may hold the columns of
       ``inproc.measure.steps`` (batch shape, ``output_of``, CUDA-graph mode and padding,
       FLOPs and bytes, host times); ``engine.forward_source`` says where bytes and FLOPs
-      come from; ``machine.cpu`` may hold the host copy bandwidth measured at run start.
-      Older traces read the missing columns as unknown (and as synchronous steps).
+      come from; ``machine.cpu`` may hold the host copy bandwidth measured at run start;
+      ``timing.measure_s`` is the wall time spent measuring. Older traces read the missing columns as unknown (and as synchronous steps).
 
 A version-1 file is migrated on load; a newer file than this inproc reads is refused
 with the fix. Writing is temp file + fsync + ``os.replace``: a reader never sees half
@@ -89,6 +89,7 @@ def to_json(rec: RunRecord) -> dict[str, Any]:
         "command": rec.command,
         "finished": rec.finished,
         "notes": list(rec.notes),
+        "timing": {"measure_s": rec.measure_s},
         "profile": dataclasses.asdict(rec.profile),
         "plan": plan_json(rec.plan),
         "engine": dataclasses.asdict(rec.engine),
@@ -205,6 +206,7 @@ def from_json(d: dict[str, Any]) -> RunRecord:
         decode=tuple(_decode(e, plan, capacity, peaks) for e in d.get("decode", [])),
         finished=bool(d.get("finished", False)),
         notes=tuple(d.get("notes", ())),
+        measure_s=float((d.get("timing") or {}).get("measure_s", 0.0)),
         schema_version=int(d["schema_version"]),
     )
 

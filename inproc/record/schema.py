@@ -171,6 +171,9 @@ class RunRecord:
     decode: tuple[DecodeEntry, ...] = ()
     finished: bool = False
     notes: tuple[str, ...] = ()  # engine rebuilds, interruptions, resumption
+    # Wall seconds spent measuring: first entry's start to last entry's end, summed over the
+    # sessions that wrote this file (a resumed run adds its own); build and warm-up excluded.
+    measure_s: float = 0.0
     schema_version: int = 0  # the version the file was written in, before migration (0: not read from a file)
 
     @property

@@ -70,6 +70,7 @@ def definitions() -> list[Definition]:
         Definition("Spec mean acceptance length", doc(m.spec_mean_acceptance_length)),
         Definition("Prefill TTFT", f"{doc(m.prefill_ttft_s)} Prompt tok/s: {doc(m.prompt_tok_s)}"),
         Definition("Prefill steps", doc(m.prefill_steps)),
+        Definition("Measuring time", doc(m.wall_per_window, full=True)),
         Definition("Step anatomy", clean((inspect.getdoc(an) or "").split("\n\n")[1])),
         Definition("CUDA graphs", doc(an.graph_step_share) + f" Token shares: {doc(an.graph_token_share)}"),
         Definition("Padding", doc(an.padding_waste, full=True)),
@@ -90,7 +91,7 @@ def definitions() -> list[Definition]:
 
 
 # Definitions shown whatever columns a table has: they name the window and the prefill row.
-ALWAYS = ("Decode window", "Prefill TTFT", "Step anatomy")
+ALWAYS = ("Decode window", "Prefill TTFT", "Step anatomy", "Measuring time")
 
 
 def shown_definitions(column_names: list[str]) -> list[Definition]:

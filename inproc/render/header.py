@@ -10,6 +10,7 @@ import json
 from collections import Counter
 from dataclasses import dataclass
 
+from inproc.measure.metrics import wall_per_window
 from inproc.record.io import SCHEMA_VERSION
 from inproc.record.schema import Machine, RunRecord
 from inproc.render import fmt
@@ -138,6 +139,7 @@ def _run(rec: RunRecord) -> Section:
         Fact("Temperature", text(s.temperature)),
         Fact("Seed", text(rec.plan.seed)),
         Fact("Started", rec.created or DASH),
+        *_timing(rec),
         Fact("Finished", "yes" if rec.finished else "no"),
     ]
     facts += [Fact("Run note", note) for note in rec.notes]
@@ -149,6 +151,15 @@ def _run(rec: RunRecord) -> Section:
     if rec.command:
         facts.append(Fact("Command", rec.command, code=True))
     return Section("Run", tuple(facts))
+
+
+def _timing(rec: RunRecord) -> list[Fact]:
+    windows = [e.figures.window_s for e in rec.decode if e.figures is not None]
+    ratio = wall_per_window(rec.measure_s, windows)
+    if ratio is None:
+        return []
+    return [Fact("Measuring time", f"{rec.measure_s:,.1f} s, {sum(windows):,.1f} s of it in decode windows "
+                                   f"(wall ÷ windows {ratio:.2f})")]
 
 
 def _launch(rec: RunRecord) -> Section:

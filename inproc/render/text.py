@@ -1,6 +1,7 @@
 """The matrix on a terminal: prefill row, then total tok/s by context x concurrency."""
 from __future__ import annotations
 
+from inproc.measure.metrics import wall_per_window
 from inproc.record.schema import RunRecord
 from inproc.render.fmt import ms, tok_s
 from inproc.render.matrix import cell_parts, decode_grid
@@ -28,6 +29,11 @@ def render_matrix(rec: RunRecord) -> str:
         lines.append(f"  {'Context':>10}  " + "  ".join(f"{C:>{width}}" for C in grid.concurrency))
         for L, row in zip(grid.contexts, cells):
             lines.append(f"  {format_tokens(L):>10}  " + "  ".join(f"{c:>{width}}" for c in row))
+    windows = [e.figures.window_s for e in rec.decode if e.figures is not None]
+    ratio = wall_per_window(rec.measure_s, windows)
+    if ratio is not None:
+        lines += ["", f"time: {rec.measure_s:,.1f} s measuring, {sum(windows):,.1f} s of it in decode windows "
+                      f"(wall ÷ windows {ratio:.2f})"]
     for note in rec.notes:
         lines.append(f"note: {note}")
     return "\n".join(lines)

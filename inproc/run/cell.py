@@ -13,7 +13,7 @@ from inproc.engines.base import Engine
 from inproc.measure.judge import Verdict
 from inproc.measure.peaks import Peaks
 from inproc.plan.matrix import CellPlan
-from inproc.plan.prompts import CellPrompts, PromptFactory
+from inproc.plan.prompts import CellPrompts, PromptFactory, prefill_prompt
 from inproc.record import derive
 from inproc.record.schema import DecodeEntry, PrefillEntry, RunPlan
 from inproc.run.driver import DecodeSettings, Driver
@@ -38,7 +38,8 @@ def measure_prefill(driver: Driver, sampling: EntrySampling, prompts: PromptFact
     try:
         with sampling.sampling():
             while True:
-                samples.append(driver.prefill_sample(prompts.tokens(context, "prefill", context, len(samples))))
+                prompt = prefill_prompt(prompts, context, len(samples), s.prompt_mode, s.suffix_tokens)
+                samples.append(driver.prefill_sample(prompt))
                 if len(samples) >= s.prefill_samples or time.perf_counter() - t_start >= s.prefill_budget_s:
                     break
     except RunInterrupted:
@@ -49,8 +50,11 @@ def measure_prefill(driver: Driver, sampling: EntrySampling, prompts: PromptFact
 
 
 def measure_decode(driver: Driver, sampling: EntrySampling, prompts: PromptFactory, cell: CellPlan, plan: RunPlan,
-                   capacity: Capacity, reproduce: str, peaks: Peaks | None = None) -> DecodeEntry:
-    """A decode cell: drive C requests through the window, then figures and verdict."""
+                   capacity: Capacity, reproduce: str, peaks: Peaks | None = None, primed: bool = False) -> DecodeEntry:
+    """A decode cell: drive C requests through the window, then figures and verdict.
+
+    ``primed``: the row's shared context is already in the prefix cache (see ``Driver.decode_cell``).
+    """
     s = plan.settings
     if cell.pre_status:
         return derive.unmeasured_entry(cell, s.prompt_mode, reproduce, Verdict(cell.pre_status, cell.pre_reason, ()))
@@ -58,7 +62,7 @@ def measure_decode(driver: Driver, sampling: EntrySampling, prompts: PromptFacto
     settings = DecodeSettings(cell.concurrency, s.window_s, cell.max_tokens, s.temperature)
     try:
         with sampling.sampling():
-            trace = driver.decode_cell(cell_prompts, settings)
+            trace = driver.decode_cell(cell_prompts, settings, primed)
     except RunInterrupted:
         raise
     except Exception as e:  # noqa: BLE001

@@ -101,18 +101,26 @@ class Driver:
         self.cold_start()
         return self.run_to_completion(prompt, 1)
 
-    def decode_cell(self, prompts: CellPrompts, s: DecodeSettings) -> CellTrace:
+    def prime(self, prompts: CellPrompts, temperature: float = 1.0) -> None:
+        """Empty the prefix cache, then put the row's shared context in it (shared mode)."""
+        self.cold_start()
+        if prompts.mode == "shared":
+            self.run_to_completion(prompts.shared_prefix(), 1, temperature)
+
+    def decode_cell(self, prompts: CellPrompts, s: DecodeSettings, primed: bool = False) -> CellTrace:
         """Keep ``s.concurrency`` requests in flight; measure a window of ``s.window_s`` seconds.
 
+        ``primed``: the row's shared context is in the prefix cache already (its cold
+        prefill or an earlier cell of the row left it there); otherwise it is primed first.
         The window opens at the end of the first step after which every one of the first
         C requests has its first token (their prefill is behind them). If that cannot
         happen (one finished first, or the warm-up limit passed: requests queued), it
         opens then, and the reason says so.
         """
-        self.cold_start()
+        self.drain()
+        if not primed:
+            self.prime(prompts, s.temperature)
         prefix = prompts.shared_prefix() if prompts.mode == "shared" else None
-        if prefix:
-            self.run_to_completion(prefix, 1, s.temperature)  # primes the prefix cache
         rec, t0 = StepRecorder(), self.clock()
         cell = _InFlight(self, prompts, prefix, s, t0)
         win = _Window(s)

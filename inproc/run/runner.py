@@ -9,6 +9,7 @@ loses at most the entry in progress.
 from __future__ import annotations
 
 import dataclasses
+import time
 from dataclasses import dataclass
 from typing import Callable
 
@@ -44,6 +45,7 @@ class Runner:
         self.ctx, self.engine, self.plan, self.record = ctx, engine, plan, record
         self.driver = self._driver(engine)
         self.sampling = EntrySampling(telemetry)
+        self._primed: int | None = None  # the context whose shared prefix is in the prefix cache
         info = engine.info
         self.prompts = PromptFactory(info.vocab_size, plan.seed, info.special_token_ids)
 
@@ -84,36 +86,62 @@ class Runner:
             pass
         self.engine = build_engine(self.ctx.launch)
         self.driver = self._driver(self.engine)
+        self._primed = None
         self.add_note(f"engine rebuilt after {type(error).__name__}: {error}")
 
-    def pending(self) -> tuple[list[int], list]:
-        """Prefill contexts and decode cells the record does not hold yet (resume skips the rest)."""
+    def pending(self) -> list[tuple[str, object]]:
+        """What the record does not hold yet, in measuring order (resume skips the rest).
+
+        Row by row: the context's cold prefill, then its decode cells, so that the prefill's
+        last sample primes the row's shared context once for all its cells; prefill contexts
+        without a decode row come last.
+        """
         done_prefill = {e.context for e in self.record.prefill}
         done_cells = {e.key for e in self.record.decode}
-        return ([c for c in self.plan.prefill_contexts if c not in done_prefill],
-                [c for c in self.plan.cells if c.key not in done_cells])
+        prefill = [c for c in self.plan.prefill_contexts if c not in done_prefill]
+        order: list[tuple[str, object]] = []
+        for context in dict.fromkeys(c.context for c in self.plan.cells):
+            if context in prefill:
+                order.append(("prefill", prefill.pop(prefill.index(context))))
+            order += [("decode", c) for c in self.plan.cells if c.context == context and c.key not in done_cells]
+        return order + [("prefill", c) for c in prefill]
 
     def run(self) -> RunRecord:
         """Measure every pending entry, in plan order; the finished record."""
-        rec, progress = self.record, self.ctx.progress
-        contexts, cells = self.pending()
-        for context in contexts:
-            progress.begin(f"prefill {context:>8,} tokens")
-            entry = self._guarded(measure.measure_prefill, self.driver, self.sampling, self.prompts, context, rec.plan)
-            self._append(entry)
-            progress.end(prefill_line(entry))
-        for cell in cells:
-            reproduce = measure.reproduce_command(rec.profile.path or rec.profile.name, rec.profile.overrides,
-                                                  rec.plan, cell)
-            if not cell.pre_status:
-                progress.begin(f"decode  {cell.context:>8,} x {cell.concurrency:<3}")
-            entry = self._guarded(measure.measure_decode, self.driver, self.sampling, self.prompts, cell, rec.plan,
-                                  self.engine.info.capacity, reproduce, rec.peaks)
-            self._append(entry)
-            (progress.note if cell.pre_status else progress.end)(decode_line(entry))
+        started = time.perf_counter()
+        try:
+            for kind, item in self.pending():
+                entry = self._prefill(item) if kind == "prefill" else self._decode(item)
+                self._append(entry)
+        finally:
+            self.record = dataclasses.replace(self.record, measure_s=self.record.measure_s + time.perf_counter() - started)
         self.record = dataclasses.replace(self.record, finished=True)
         self.save()
         return self.record
+
+    def _prefill(self, context: int) -> PrefillEntry:
+        progress = self.ctx.progress
+        progress.begin(f"prefill {context:>8,} tokens")
+        entry = self._guarded(measure.measure_prefill, self.driver, self.sampling, self.prompts, context, self.record.plan)
+        # Its last sample left the row's shared context in the prefix cache (shared mode).
+        self._primed = context if entry.error is None else None
+        progress.end(prefill_line(entry))
+        return entry
+
+    def _decode(self, cell) -> DecodeEntry:
+        rec, progress = self.record, self.ctx.progress
+        reproduce = measure.reproduce_command(rec.profile.path or rec.profile.name, rec.profile.overrides, rec.plan, cell)
+        if not cell.pre_status:
+            progress.begin(f"decode  {cell.context:>8,} x {cell.concurrency:<3}")
+        entry = self._guarded(measure.measure_decode, self.driver, self.sampling, self.prompts, cell, rec.plan,
+                              self.engine.info.capacity, reproduce, rec.peaks, self._primed == cell.context)
+        if not cell.pre_status:
+            # A measured cell leaves its row primed (its requests shared the context); a failed one, unknown.
+            self._primed = cell.context if entry.error is None else None
+            progress.end(decode_line(entry))
+        else:
+            progress.note(decode_line(entry))
+        return entry
 
 
 def prefill_line(e: PrefillEntry) -> str:

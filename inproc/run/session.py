@@ -14,6 +14,7 @@ from pathlib import Path
 
 import inproc
 from inproc import engines
+from inproc.engines.base import version_note
 from inproc.errors import UsageError
 from inproc.measure.loops import LoopSettings
 from inproc.plan.matrix import MatrixPlan, check_contexts, make_plan
@@ -67,7 +68,8 @@ def new_record(profile: Profile, plan: RunPlan, info, build_s: float, warmup_s: 
                     command=command, profile=profile_ref(profile), plan=plan, engine=engine, capacity=info.capacity,
                     machine=machine)
     if old is not None:
-        rec = dataclasses.replace(rec, prefill=old.prefill, decode=old.decode, notes=old.notes + ("resumed",))
+        rec = dataclasses.replace(rec, prefill=old.prefill, decode=old.decode, notes=old.notes + ("resumed",),
+                                  measure_s=old.measure_s)
     return rec
 
 
@@ -78,11 +80,9 @@ def _entries_to_measure(plan: MatrixPlan, old: RunRecord | None) -> int:
             + sum(1 for c in plan.cells if not c.pre_status and c.key not in done_cells))
 
 
-def run_matrix(profile: Profile, settings: MatrixSettings, *, out: str | None, seed: int | None = None,
-               resume: str | None = None, force: bool = False, command: str = "", progress: Sink | None = None,
-               telemetry_hz: float | None = DEFAULT_HZ, loops: LoopSettings = LoopSettings()) -> RunRecord:
-    """Build the engine, plan the matrix, warm up, measure it, and keep the results file current."""
-    sink = progress if progress is not None else QuietSink()
+def _checked_start(profile: Profile, settings: MatrixSettings, out: str | None, seed: int | None,
+                   resume: str | None, force: bool) -> tuple[RunRecord | None, str | None, int]:
+    """(the record resumed, the output path, the seed) once every input is checked, before any build."""
     old = None
     if resume:
         old = load_results(resume)
@@ -95,7 +95,15 @@ def run_matrix(profile: Profile, settings: MatrixSettings, *, out: str | None, s
     limit = engines.get(profile.engine).declared_max_len(profile.model, dict(profile.engine_args))
     if limit:
         check_contexts(settings.contexts + settings.prefill_list, limit, "profile's max length")
-    seed = seed if seed is not None else secrets.randbits(31)
+    return old, out, seed if seed is not None else secrets.randbits(31)
+
+
+def run_matrix(profile: Profile, settings: MatrixSettings, *, out: str | None, seed: int | None = None,
+               resume: str | None = None, force: bool = False, command: str = "", progress: Sink | None = None,
+               telemetry_hz: float | None = DEFAULT_HZ, loops: LoopSettings = LoopSettings()) -> RunRecord:
+    """Build the engine, plan the matrix, warm up, measure it, and keep the results file current."""
+    sink = progress if progress is not None else QuietSink()
+    old, out, seed = _checked_start(profile, settings, out, seed, resume, force)
     telemetry = open_telemetry(hz=telemetry_hz) if telemetry_hz else None  # checks the rate first
     engine = None
     runner = None
@@ -106,12 +114,17 @@ def run_matrix(profile: Profile, settings: MatrixSettings, *, out: str | None, s
         plan = make_plan(settings, engine.info.capacity, seed)
         run_plan = RunPlan(settings, seed, loops, telemetry_hz)
         info = engine.info
+        untested = version_note(engines.get(info.name), info.version)
+        if untested:
+            sink(f"warning: {untested}")
         with graceful_sigint() as stop:
             prompts = PromptFactory(info.vocab_size, seed, info.special_token_ids)
             batch = min(max(settings.concurrency), info.capacity.max_num_seqs)
             warmup_s = warm_up(Driver(engine, should_stop=stop), engine, prompts, batch)
             machine = Machine(**collect_metadata(software=engines.software(), host_bandwidth=True))
             record = new_record(profile, run_plan, info, build_s, warmup_s, command, machine, old)
+            if untested:
+                record = dataclasses.replace(record, notes=record.notes + (untested,))
             ctx = RunContext(profile.launch, out, Progress(_entries_to_measure(plan, old), sink), should_stop=stop)
             runner = Runner(ctx, engine, plan, record, telemetry)
             try:

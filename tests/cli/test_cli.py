@@ -30,6 +30,16 @@ def inproc(*args, timeout=600):
         (["cell", str(DEFAULT_PROFILE), "--context", "1K", "--concurrency", "1,2"], "'1,2'"),
         (["run", str(DEFAULT_PROFILE), "--prompt-mode", "both"], "'both'"),
         (["run", str(DEFAULT_PROFILE), "--max-output", "0"], "--max-output 0"),
+        # Numbers that cannot run: a window of NaN or infinity would never close.
+        (["run", str(DEFAULT_PROFILE), "--duration", "nan"], "Bad --duration nan: it must be a finite number"),
+        (["cell", str(DEFAULT_PROFILE), "--context", "1K", "--concurrency", "1", "--duration", "inf"], "--duration inf"),
+        (["run", str(DEFAULT_PROFILE), "--temperature", "nan"], "--temperature nan"),
+        (["run", str(DEFAULT_PROFILE), "--prefill-samples", "0"], "--prefill-samples 0"),
+        (["run", str(DEFAULT_PROFILE), "--telemetry-hz", "inf"], "Bad telemetry rate inf Hz"),
+        # An explicitly empty list is an error, not "the profile's default".
+        (["run", str(DEFAULT_PROFILE), "--contexts", ""], "Empty context list ''"),
+        (["run", str(DEFAULT_PROFILE), "--concurrency", ""], "Empty concurrency list ''"),
+        (["run", str(DEFAULT_PROFILE), "--prefill-contexts", ""], "Empty prefill context list ''"),
         (["report-typo"], "report-typo"),
     ],
 )

@@ -54,3 +54,36 @@ def test_installed_ignores_a_bare_folder_named_like_the_engine(tmp_path, monkeyp
 
     importlib.invalidate_caches()
     assert Fake().installed() is True
+
+
+def test_a_missing_internal_is_one_line_naming_it():
+    from types import SimpleNamespace
+
+    from inproc.engines.base import EngineBuildError, require
+
+    core = SimpleNamespace(scheduler=SimpleNamespace(schedule=lambda: None))
+    assert require(core, "scheduler.schedule", "vLLM", "0.32.0", ("0.32.0",)) is core.scheduler.schedule
+    with pytest.raises(EngineBuildError, match=r"^vLLM 0\.40\.0 has no 'scheduler\.update_from_output' "
+                                               r"\(missing: 'update_from_output'\).*tested against vLLM 0\.32\.0"):
+        require(core, "scheduler.update_from_output", "vLLM", "0.40.0", ("0.32.0",))
+
+
+def test_an_untested_version_gets_a_note_and_a_tested_one_none():
+    from inproc.engines.base import version_note
+
+    adapter = engines.get("vllm")
+    assert version_note(adapter, adapter.tested_versions[0]) == ""
+    note = version_note(adapter, "0.99.1")
+    assert "vLLM 0.99.1 is installed" in note and f"tested against {adapter.tested_versions[0]}" in note
+
+
+def test_extras_pin_the_tested_versions():
+    import tomllib
+
+    from tests.conftest import ROOT
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    for name in engines.names():
+        adapter = engines.get(name)
+        pins = [d for d in extras[name] if d.startswith(adapter.distributions[0])]
+        assert pins == [f"{adapter.distributions[0]}=={v}" for v in adapter.tested_versions], (name, extras[name])

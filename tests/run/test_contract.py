@@ -132,3 +132,27 @@ def test_runner_matrix_on_the_real_engine(engine, driver, tmp_path):
             w = m.window(e.trace)
             assert e.figures.total_tok_s == pytest.approx(e.figures.output_tokens / m.measured_for_s(w))
     assert rec.finished and not engine.has_unfinished()
+
+
+def test_each_row_is_primed_once_and_serves_only_itself(engine, driver, tmp_path, monkeypatch):
+    """Shared mode: a row's cold prefill primes its context for every cell of the row."""
+    runner = make_runner(engine, tmp_path / "r.json", concurrency=(1, 2), contexts=(256, 1024),
+                         prefill_contexts=(256,), prompt_mode="shared", window_s=0.3)
+    primings = []
+    real_prime = runner.driver.prime
+    monkeypatch.setattr(runner.driver, "prime", lambda *a, **k: (primings.append(a[0].context), real_prime(*a, **k)))
+    rec = runner.run()
+    # 256 has a cold prefill (its last sample primes the row); 1K has none: primed once, by the driver.
+    assert primings == [1024]
+    (pre,) = rec.prefill
+    assert pre.figures.cached_tokens == 0 and pre.figures.prefix_hits == 0 and pre.status == st.VALID
+    block = engine.info.capacity.block_size
+    for e in rec.decode:
+        prefix = e.context - min(32, e.context // 2)
+        for r in e.trace.requests:
+            if r.num_cached_tokens is None:
+                continue
+            # Served from its own row's context (whole blocks of it), never more: no other row's.
+            assert (prefix // block) * block - block <= r.num_cached_tokens <= prefix, (e.key, r.num_cached_tokens)
+    assert [e.key for e in rec.decode] == ["256x1", "256x2", "1024x1", "1024x2"]
+    assert rec.measure_s > sum(e.figures.window_s for e in rec.decode)

@@ -19,7 +19,7 @@ import dataclasses
 import os
 from typing import Sequence
 
-from inproc.engines.base import EngineBuildError
+from inproc.engines.base import EngineBuildError, require
 from inproc.engines.sglang.info import read_info
 from inproc.engines.sglang.anatomy import forward_cost
 from inproc.engines.sglang.io import Inbox, OutputSink, RidMap, make_generate_req
@@ -29,6 +29,18 @@ from inproc.types import LaunchSpec, RequestDelta, RequestSpec, StepResult
 # Steps reset_prefix_cache may take: SGLang flushes only when fully idle, which takes
 # one step to drop the last batch, plus one forward per request still being aborted.
 FLUSH_MAX_STEPS = 16
+
+
+# What the adapter calls on SGLang's scheduler (loop.py, io.py wiring, info.py): a version
+# without one fails at build with its name, not inside a step.
+NEEDED_SCHEDULER_INTERNALS = (
+    "ingest_requests", "get_next_batch_to_run", "run_batch", "process_batch_result", "on_idle", "running_batch",
+    "waiting_queue", "last_batch", "request_receiver", "ipc_channels.send_to_tokenizer",
+    "ipc_channels.send_to_detokenizer", "metrics_reporter.start_scheduler_time_accounting", "tp_worker.model_runner",
+    "token_to_kv_pool_allocator", "enable_overlap",
+)
+OVERLAP_INTERNALS = ("is_disable_overlap_for_batch", "_apply_war_barrier", "launch_batch_sample_if_needed",
+                     "enable_unified_memory", "is_generation")
 
 
 def _war_barrier_enabled() -> bool:
@@ -43,6 +55,12 @@ class SglangEngine:
     """An in-process SGLang scheduler behind the :class:`~inproc.engines.base.Engine` interface."""
 
     def __init__(self, launched, server_args, spec: LaunchSpec) -> None:
+        import sglang
+
+        from inproc.engines.sglang import ADAPTER
+
+        for internal in NEEDED_SCHEDULER_INTERNALS + (OVERLAP_INTERNALS if launched.scheduler.enable_overlap else ()):
+            require(launched.scheduler, internal, ADAPTER.label, sglang.__version__, ADAPTER.tested_versions)
         self._launched = launched
         self._sched = launched.scheduler
         self._inbox = Inbox()

@@ -16,19 +16,34 @@ import os
 import warnings
 from typing import Sequence
 
-from inproc.engines.base import EngineBuildError
+from inproc.engines.base import EngineBuildError, require
 from inproc.engines.vllm.info import read_info
 from inproc.engines.vllm.probe import SchedulerProbe
 from inproc.types import LaunchSpec, RequestDelta, RequestSpec, StepResult
+
+
+# What the adapter reads on vLLM's scheduler (probe.py, info.py): a version without one
+# fails at build with its name, not inside a step.
+NEEDED_SCHEDULER_INTERNALS = ("schedule", "update_from_output", "running", "waiting", "requests",
+                              "kv_cache_config")
 
 
 class VllmEngine:
     """An in-process vLLM ``LLMEngine`` behind the :class:`~inproc.engines.base.Engine` interface."""
 
     def __init__(self, llm_engine, model: str) -> None:
+        import vllm
+
+        from inproc.engines.vllm import ADAPTER
+
+        def need(obj, path: str):
+            return require(obj, path, ADAPTER.label, vllm.__version__, ADAPTER.tested_versions)
+
         self._engine = llm_engine
-        self._core = llm_engine.engine_core.engine_core  # EngineCore, in this process
-        self._scheduler = self._core.scheduler
+        self._core = need(llm_engine, "engine_core.engine_core")  # EngineCore, in this process
+        self._scheduler = need(self._core, "scheduler")
+        for internal in NEEDED_SCHEDULER_INTERNALS:
+            need(self._scheduler, internal)
         self._probe = SchedulerProbe(self._scheduler)
         self.info = read_info(llm_engine, self._scheduler, model)
 

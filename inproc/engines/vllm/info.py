@@ -23,6 +23,21 @@ def group_kind(spec) -> tuple[str, int | None]:
     return "full_attention", None
 
 
+def max_blocks_per_request(spec, cfg, kind: str) -> int | None:
+    """The spec's own per-request cap: ``max_admission_blocks_per_request`` where the spec has it.
+
+    vLLM 0.32 calls it "the single source of truth for both startup pool sizing and the
+    runtime admission gate" (sliding window, chunked local attention); it is asked with the
+    engine's own ``max_in_flight_tokens``. A Mamba state takes a fixed number of pages.
+    """
+    if kind == "mamba":
+        return -(-int(spec.max_memory_usage_bytes(cfg)) // int(spec.page_size_bytes))
+    cap = getattr(spec, "max_admission_blocks_per_request", None)
+    if cap is None:
+        return None
+    return int(cap(cfg.max_in_flight_tokens, cfg.model_config.max_model_len))
+
+
 def read_info(llm_engine, scheduler, model: str) -> EngineInfo:
     """Capacity from the scheduler's KV-cache config and vLLM's own max-concurrency function."""
     import vllm
@@ -33,7 +48,8 @@ def read_info(llm_engine, scheduler, model: str) -> EngineInfo:
     groups = []
     for g in kv.kv_cache_groups:
         kind, window = group_kind(g.kv_cache_spec)
-        groups.append(KVCacheGroup(kind, int(g.kv_cache_spec.block_size), len(g.layer_names), window))
+        groups.append(KVCacheGroup(kind, int(g.kv_cache_spec.block_size), len(g.layer_names), window,
+                                   max_blocks_per_request(g.kv_cache_spec, cfg, kind)))
     block_size = int(cfg.cache_config.block_size)
     capacity = Capacity(
         num_blocks=int(kv.num_blocks),

@@ -147,18 +147,6 @@ def test_abort_drops_waiting_and_running_requests(idle_engine):
     assert max(r.num_running for r in rest[1:]) == 1
 
 
-def test_shipped_profile_matrix_shows_valid_queued_and_over_capacity(idle_engine):
-    from inproc import types as st
-    from inproc.plan.matrix import make_plan
-    from inproc.profiles.spec import load_profile
-
-    settings = load_profile(PROFILE).matrix
-    plan = make_plan(settings, idle_engine.info.capacity, seed=0)
-    over = {(c.context, c.concurrency) for c in plan.cells if c.pre_status == st.OVER_CAPACITY}
-    assert over == {(4096, 8), (4096, 16)}
-    assert max(settings.concurrency) > idle_engine.info.capacity.max_num_seqs  # C=16 queues
-
-
 def test_step_anatomy_is_inproc_estimate_on_the_overlap_loop(idle_engine):
     """SGLang runs its overlap loop by default; each batch's shape and estimated bytes are filed under it."""
     import json

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from inproc.types import RequestSpec
-from tests.engines.sglang.conftest import needs_sglang
+from tests.conftest import needs_sglang
 
 pytestmark = needs_sglang
 
@@ -29,8 +29,9 @@ def test_inbox_carries_requests_as_the_tokenizer_sends_them():
 def test_bad_sampling_is_refused_as_the_tokenizer_refuses_it():
     from inproc.engines.sglang.io import make_generate_req
 
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"temperature must be a non-negative finite number, got -1\.0"):
         make_generate_req(RequestSpec("r", [1], 4, temperature=-1.0), "0:r", 32000)
+    make_generate_req(RequestSpec("r", [1], 4, temperature=0.0), "0:r", 32000)  # the boundary passes
 
 
 def test_rids_never_prefix_one_another():
