@@ -30,6 +30,10 @@ def inproc(*args, timeout=600):
         (["cell", str(DEFAULT_PROFILE), "--context", "1K", "--concurrency", "1,2"], "'1,2'"),
         (["run", str(DEFAULT_PROFILE), "--prompt-mode", "both"], "'both'"),
         (["run", str(DEFAULT_PROFILE), "--max-output", "0"], "--max-output 0"),
+        (["run", str(DEFAULT_PROFILE), "--cells", "256x8", "--contexts", "256"], "--cells"),
+        (["run", str(DEFAULT_PROFILE), "--cells", "256x8,256"], "Bad cell '256'"),
+        (["run", str(DEFAULT_PROFILE), "--no-prefill", "--prefill-contexts", "1K"], "--no-prefill"),
+        (["run", str(DEFAULT_PROFILE), "--set", "env.2BAD=1"], "'2BAD'"),
         (["report-typo"], "report-typo"),
     ],
 )
