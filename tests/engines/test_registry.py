@@ -54,3 +54,20 @@ def test_installed_ignores_a_bare_folder_named_like_the_engine(tmp_path, monkeyp
 
     importlib.invalidate_caches()
     assert Fake().installed() is True
+
+
+@pytest.mark.parametrize("engine, good, bad, closest", [
+    ("vllm", ["max-num-seqs", "max_num_seqs", "compilation-config"], "max-num-seq", "Closest: max-num-seqs"),
+    # SGLang 0.5.23 split the CUDA-graph flags by phase; the old names are gone.
+    ("sglang", ["cuda-graph-max-bs-decode", "cuda-graph-bs-decode", "cuda-graph-backend-decode"], "cuda-graph-max-bs",
+     "Closest: cuda-graph-max-bs-decode"),
+])
+def test_argument_names_are_checked_against_the_engines_parser(engine, good, bad, closest):
+    from tests.conftest import INSTALLED
+
+    if not INSTALLED[engine]:
+        pytest.skip(f"{engine} is not installed here")
+    adapter = engines.get(engine)
+    adapter.check_argument_names(good)
+    with pytest.raises(UsageError, match=f"^Unknown {adapter.label} argument '{bad}'\\. {closest}"):
+        adapter.check_argument_names([*good, bad])
