@@ -2,6 +2,8 @@
 chart with the variants on the x axis and the cell's table. No URL of any kind."""
 from __future__ import annotations
 
+import re
+
 from inproc import types as st
 from inproc.render.html import CSS
 from inproc.render.sweep import (
@@ -33,6 +35,11 @@ def cell_chart(c: CellSummary, keys: str) -> Chart:
                  markers=True, width=width, x_range=(min(xs), max(xs)))  # failed variants keep their place
 
 
+def _code(text: str) -> str:
+    """Definitions mark code in backticks, as the run report's do."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", t(text))
+
+
 def _table(head: list[str], rows: list[list[str]], best: list[bool] | None = None) -> str:
     th = "".join(f"<th class=l>{t(h)}</th>" for h in head)
     trs = "".join(f'<tr{" class=best" if best and best[i] else ""}>' + "".join(f"<td class=l>{t(v)}</td>" for v in row)
@@ -56,7 +63,7 @@ def render_sweep_html(s: SweepSummary) -> str:
         body += ["<h2>Decode cells</h2>", '<div class="charts">' + "".join(_cell(c, keys) for c in s.cells) + "</div>"]
     else:
         body.append("<h2>Decode cells</h2><p>Nothing measured yet.</p>")
-    defs = "".join(f"<tr><td>{t(d.label)}</td><td>{t(d.text)}</td></tr>" for d in sweep_definitions())
+    defs = "".join(f"<tr><td>{t(d.label)}</td><td>{_code(d.text)}</td></tr>" for d in sweep_definitions())
     body.append(f'<h2>Definitions</h2><table class="facts">{defs}</table>')
     return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{t('Sweep · ' + s.sweep.plan.profile_name)}</title><style>{CSS}{_EXTRA_CSS}</style></head><body>\n"

@@ -190,6 +190,17 @@ def test_vllm_dotted_key_reaches_the_engine_and_a_bad_value_is_recorded(tmp_path
     assert not (out / bad["file"]).exists()
 
 
+@needs_vllm
+def test_a_sweep_where_every_variant_fails_exits_1_and_says_why(tmp_path):
+    out = tmp_path / "sweep"
+    p = inproc("sweep", P, "--vary", "max-num-seqs=many,few", *CELL, "--out", str(out))
+    assert p.returncode == 1 and "Error: no variant was measured" in p.stderr, p.stderr[-2000:]
+    s = json.loads((out / "sweep.json").read_text())
+    assert [v["status"] for v in s["variants"]] == [FAILED, FAILED] and s["finished"]
+    assert all("max-num-seqs" in v["error"] or "max_num_seqs" in v["error"] for v in s["variants"])
+    assert "0 measured, 2 failed" in (out / "sweep.md").read_text()
+
+
 @needs_sglang
 def test_sglang_sweep_of_max_running_requests(tmp_path):
     out = tmp_path / "sweep"
