@@ -57,3 +57,32 @@ def format_tokens(n: int) -> str:
     if n % 1024 == 0:
         return f"{n // 1024}K"
     return f"{n:,}"
+
+
+def parse_cell(text: str) -> tuple[int, int]:
+    """Parse one decode cell ``CONTEXTxCONCURRENCY``: ``8Kx16`` -> (8192, 16)."""
+    parts = re.split(r"[xX]", str(text).strip())
+    hint = "Write CONTEXTxCONCURRENCY, e.g. 8Kx1,8Kx16,32Kx64 (K = 1024 tokens)."
+    if len(parts) != 2 or not _SIZE.match(parts[0]) or not parts[1].strip().isdigit():
+        raise UsageError(f"Bad cell {text!r}. {hint}")
+    context, concurrency = parse_tokens(parts[0]), int(parts[1])
+    if concurrency < 1:
+        raise UsageError(f"Bad cell {text!r}: concurrency must be at least 1. {hint}")
+    return context, concurrency
+
+
+def parse_cell_list(text: str) -> tuple[tuple[int, int], ...]:
+    """Parse ``8Kx1,8Kx16`` into (context, concurrency) pairs; a cell listed twice is an error."""
+    items = [t for t in str(text).split(",") if t.strip()]
+    if not items:
+        raise UsageError(f"Empty cell list {text!r}. Give CONTEXTxCONCURRENCY cells, e.g. 8Kx1,8Kx16.")
+    cells = [parse_cell(t) for t in items]
+    for i, cell in enumerate(cells):
+        if cell in cells[:i]:
+            raise UsageError(f"Cell {items[i].strip()!r} is listed twice in {text!r}.")
+    return tuple(cells)
+
+
+def format_cell(context: int, concurrency: int) -> str:
+    """``8Kx16``: the form :func:`parse_cell` reads."""
+    return f"{format_tokens(context).replace(',', '')}x{concurrency}"

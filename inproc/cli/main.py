@@ -10,6 +10,7 @@ from inproc.cli.cell_cmd import cell
 from inproc.cli.profile_cmd import profile
 from inproc.cli.report_cmd import report
 from inproc.cli.run_cmd import run
+from inproc.cli.sweep_cmd import sweep
 from inproc.engines.base import EngineBuildError
 from inproc.errors import UsageError
 from inproc.run.interrupt import RunInterrupted
@@ -25,6 +26,7 @@ cli.add_command(run)
 cli.add_command(cell)
 cli.add_command(profile)
 cli.add_command(report)
+cli.add_command(sweep)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -13,23 +13,29 @@ from inproc.plan.settings import PROMPT_MODES, MatrixSettings
 from inproc.telemetry.sampler import DEFAULT_HZ
 
 
-def matrix_options(f):
+def measure_options(f):
     """Flags that override the profile's [matrix] table (None: keep the profile's value)."""
     for opt in reversed([
         click.option("--duration", "window_s", type=float, help="Decode window W in seconds."),
         click.option("--max-output", "max_output", type=int, help="Max output tokens per request M."),
-        click.option("--prompt-mode", type=click.Choice(PROMPT_MODES), help="shared: one primed context per cell; distinct: one per request."),
+        click.option("--prompt-mode", type=click.Choice(PROMPT_MODES), help="shared: one context per row, primed once; distinct: one per request."),
         click.option("--temperature", type=float, help="Sampling temperature of every request."),
         click.option("--seed", type=int, help="Prompt seed (default: a new random one, recorded)."),
-        click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override an engine argument (repeatable)."),
-        click.option("--out", type=click.Path(dir_okay=False), help="Results JSON path."),
-        click.option("--force", is_flag=True, help="Overwrite an existing results file."),
+        click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
+                     help="Override an engine argument, a key inside a table argument (KEY.SUB), or env.NAME (repeatable)."),
         click.option("--loop-check/--no-loop-check", default=True, help="Mark cells whose outputs repeat as Looped."),
         click.option("--telemetry-hz", type=float, default=DEFAULT_HZ, show_default=True,
                      help="Telemetry samples per second (at most 20; 0 turns sampling off)."),
     ]):
         f = opt(f)
     return f
+
+
+def matrix_options(f):
+    """:func:`measure_options`, plus the results file and --force."""
+    f = click.option("--force", is_flag=True, help="Overwrite an existing results file.")(f)
+    f = click.option("--out", type=click.Path(dir_okay=False), help="Results JSON path.")(f)
+    return measure_options(f)
 
 
 #: The flag of each MatrixSettings field that a flag of its own sets (the rest: --field-name).
@@ -39,9 +45,14 @@ FLAG_OF = {"window_s": "--duration", "prefill_contexts": "--prefill-contexts", "
 def settings_with(base: MatrixSettings, **flags) -> MatrixSettings:
     """The profile's matrix settings with every flag that was given applied.
 
-    MatrixSettings checks every value; a bad one is reported under the flag that gave it.
+    MatrixSettings checks every value; a bad one is reported under the flag that gave it. A
+    cell list replaces the contexts x concurrency grid, so the two are not given together; a
+    grid given on the command line replaces a cell list from the profile.
     """
     given = {k: v for k, v in flags.items() if v is not None}
+    grid = [k for k in ("contexts", "concurrency") if k in given]
+    if grid and "cells" in given:
+        raise UsageError(f"--cells lists the decode cells itself; give it or --{grid[0]}, not both.")
     for name, value in given.items():
         try:
             replace(base, **{name: value})
@@ -50,6 +61,8 @@ def settings_with(base: MatrixSettings, **flags) -> MatrixSettings:
             reason = str(e).split(": ", 1)[-1]
             shown = value if not isinstance(value, tuple) else ",".join(map(str, value))
             raise UsageError(f"Bad {flag} {shown!r}: {reason}") from None
+    if grid:
+        given["cells"] = None
     return replace(base, **given)
 
 

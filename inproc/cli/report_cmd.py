@@ -9,21 +9,30 @@ from inproc.errors import UsageError
 from inproc.render.csv import render_csv
 from inproc.render.html import render_html
 from inproc.render.markdown import render_markdown
+from inproc.render.sweep import render_sweep_csv, render_sweep_markdown
+from inproc.render.sweep_html import render_sweep_html
 from inproc.record.io import load_results, write_text_atomic
+from inproc.sweep.manifest import load_sweep
+from inproc.sweep.summary import summarize
 
 RENDERERS = {"md": render_markdown, "html": render_html, "csv": render_csv}
+SWEEP_RENDERERS = {"md": render_sweep_markdown, "html": render_sweep_html, "csv": render_sweep_csv}
 
 
 @click.command()
-@click.argument("results_path", metavar="RESULTS")
+@click.argument("results_path", metavar="RESULTS|DIR")
 @click.option("--format", "fmt", type=click.Choice(tuple(RENDERERS)), default="md", show_default=True,
               help="md: the matrix as Markdown; html: one self-contained page with charts; csv: all measurements.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write here (replacing a previous report) instead of stdout.")
 def report(results_path: str, fmt: str, output: str | None) -> None:
-    """Render the matrix report of a results file written by 'inproc run' or 'inproc cell'."""
+    """Render the matrix report of a results file written by 'inproc run' or 'inproc cell',
+    or the summary of a sweep folder written by 'inproc sweep' (one chart per cell in HTML)."""
     if output:
         check_output_path(output, results_path)
-    text = RENDERERS[fmt](load_results(results_path))
+    if Path(results_path).is_dir():
+        text = SWEEP_RENDERERS[fmt](summarize(load_sweep(results_path), results_path))
+    else:
+        text = RENDERERS[fmt](load_results(results_path))
     if output:
         write_text_atomic(output, text)
         click.echo(f"report: {output}", err=True)

@@ -12,18 +12,22 @@ from inproc.render.text import render_matrix
 from inproc.record.io import write_text_atomic
 from inproc.profiles.spec import load_with_overrides
 from inproc.run.session import run_matrix
-from inproc.units import parse_int_list, parse_token_list
+from inproc.errors import UsageError
+from inproc.units import parse_cell_list, parse_int_list, parse_token_list
 
 
 @click.command()
 @click.argument("profile_path", metavar="PROFILE")
 @click.option("--contexts", help="Decode contexts, e.g. 8K,16K,32K (K = 1024 tokens).")
 @click.option("--concurrency", help="Concurrency levels, e.g. 1,2,4,8.")
+@click.option("--cells", help="Decode cells instead of the grid, CONTEXTxCONCURRENCY: 8Kx1,8Kx16,32Kx64.")
 @click.option("--prefill-contexts", help="Cold-prefill contexts (default: the decode contexts).")
+@click.option("--no-prefill", is_flag=True, help="Measure no cold prefill, only the decode cells.")
 @click.option("--prefill-samples", type=int, help="Cold-prefill samples per context (a time budget may cut it).")
 @click.option("--resume", type=click.Path(dir_okay=False), help="Continue this results file: skip finished cells.")
 @matrix_options
-def run(profile_path, contexts, concurrency, prefill_contexts, prefill_samples, resume, sets, out, force, seed, loop_check, telemetry_hz, **flags):
+def run(profile_path, contexts, concurrency, cells, prefill_contexts, no_prefill, prefill_samples, resume, sets, out, force,
+        seed, loop_check, telemetry_hz, **flags):
     """Measure cold prefill per context, then sustained decode for every context x concurrency cell."""
     profile = load_with_overrides(profile_path, sets)
     settings = settings_with(
@@ -31,7 +35,8 @@ def run(profile_path, contexts, concurrency, prefill_contexts, prefill_samples, 
         # Given but empty (--contexts "") is an error of parse_*_list, never "the profile's default".
         contexts=parse_token_list(contexts) if contexts is not None else None,
         concurrency=parse_int_list(concurrency) if concurrency is not None else None,
-        prefill_contexts=parse_token_list(prefill_contexts, "prefill context") if prefill_contexts is not None else None,
+        cells=parse_cell_list(cells) if cells is not None else None,
+        prefill_contexts=prefill_list(prefill_contexts, no_prefill),
         prefill_samples=prefill_samples,
         **flags,
     )
@@ -44,3 +49,12 @@ def run(profile_path, contexts, concurrency, prefill_contexts, prefill_samples, 
     results = Path(resume or out)
     write_text_atomic(results.with_suffix(".md"), render_markdown(record))
     click.echo(f"\nresults: {results}\nreport:  {results.with_suffix('.md')}")
+
+
+def prefill_list(prefill_contexts: str | None, no_prefill: bool) -> tuple[int, ...] | None:
+    """The --prefill-contexts list, () for --no-prefill, None (the profile's) when neither is given."""
+    if no_prefill and prefill_contexts is not None:
+        raise UsageError(f"--no-prefill measures no prefill; drop it or --prefill-contexts {prefill_contexts}.")
+    if no_prefill:
+        return ()
+    return parse_token_list(prefill_contexts, "prefill context") if prefill_contexts is not None else None

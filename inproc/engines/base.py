@@ -141,6 +141,16 @@ class EngineAdapter:
         """Field names of the argument object that the profile sets itself."""
         return self.args_module().explicit_fields(model, engine_args)
 
+    def check_argument_names(self, names: Sequence[str]) -> None:
+        """Each name must be one of the engine's own flags (``max-num-seqs``); else a one-line
+        :class:`UsageError` naming the closest ones. Reads the parser only: nothing is built."""
+        from inproc.engines import flags
+
+        known = flags.option_names(self.args_module().make_parser())
+        for name in names:
+            if name.replace("_", "-") not in known:
+                raise flags.unknown_name_error(name, known, self.label, self.args_module().HELP_HINT)
+
     def settings(self, args) -> dict[str, object]:
         """Every field of the argument object, by name."""
         return self.args_module().settings(args)

@@ -63,7 +63,7 @@ def make_plan(settings: MatrixSettings, capacity: Capacity, seed: int) -> Matrix
     for L in settings.contexts:
         room = capacity.max_model_len - L
         max_tokens = min(settings.max_output, room)
-        for C in settings.concurrency:
+        for C in (C for C in settings.concurrency if settings.runs_cell(L, C)):
             if max_tokens < 1:
                 cells.append(CellPlan(L, C, 0, None, st.EXCEEDS_MAX_LEN,
                                       f"context {L:,} + 1 output token > max_model_len {capacity.max_model_len:,}"))

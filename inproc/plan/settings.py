@@ -42,8 +42,13 @@ class MatrixSettings:
     prefill_budget_s: float = 60.0
     temperature: float = 1.0
     suffix_tokens: int = 32  # unique tokens after the shared context (shared mode)
+    # Decode cells as (context, concurrency) pairs instead of the whole contexts x concurrency
+    # grid; None: the grid. When set, contexts and concurrency become the cells' own.
+    cells: tuple[tuple[int, int], ...] | None = None
 
     def __post_init__(self) -> None:
+        if self.cells is not None:
+            self._take_cells()
         if self.prompt_mode not in PROMPT_MODES:
             raise UsageError(
                 f"Unknown prompt mode {self.prompt_mode!r}. Known modes: {', '.join(PROMPT_MODES)}."
@@ -62,6 +67,19 @@ class MatrixSettings:
             _whole("concurrency", c, 1, "request")
         for c in self.contexts + (self.prefill_contexts or ()):
             _whole("context", c, 1, "token")
+
+    def _take_cells(self) -> None:
+        """A cell list replaces the grid: its contexts and levels, sorted (cells run in row order)."""
+        cells = tuple((int(L), int(C)) for L, C in self.cells)  # a loaded file holds lists
+        if not cells:
+            raise UsageError("Empty cell list. Give CONTEXTxCONCURRENCY cells, e.g. 8Kx1,8Kx16.")
+        object.__setattr__(self, "cells", cells)  # frozen: derived fields are set once, here
+        object.__setattr__(self, "contexts", tuple(sorted({L for L, _ in cells})))
+        object.__setattr__(self, "concurrency", tuple(sorted({C for _, C in cells})))
+
+    def runs_cell(self, context: int, concurrency: int) -> bool:
+        """Whether the plan holds this decode cell (every grid cell when no cell list is given)."""
+        return self.cells is None or (context, concurrency) in self.cells
 
     @property
     def prefill_list(self) -> tuple[int, ...]:

@@ -8,6 +8,7 @@ resolved against the profile's folder. Plain Python: no engine is imported here.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 import typing
 from dataclasses import dataclass, field, fields, replace
@@ -17,7 +18,7 @@ from inproc import engines
 from inproc.errors import UsageError
 from inproc.plan.settings import MatrixSettings
 from inproc.types import LaunchSpec
-from inproc.units import parse_tokens
+from inproc.units import parse_cell_list, parse_tokens
 
 TOP_LEVEL_KEYS = ("engine", "model", "hardware", "notes", "gpus", "engine_args", "env", "matrix")
 
@@ -44,21 +45,43 @@ class Profile:
         return LaunchSpec(self.engine, self.model, dict(self.engine_args), dict(self.env))
 
     def with_overrides(self, sets: tuple[str, ...]) -> "Profile":
-        """Apply ``--set KEY=VALUE`` engine-argument overrides (VALUE parsed as TOML when it can be).
+        """Apply ``--set KEY=VALUE`` overrides (VALUE parsed as TOML when it can be).
 
-        ``KEY`` may reach into a table argument: ``--set speculative-config.num_speculative_tokens=2``.
+        ``KEY`` is an engine argument by its CLI name, may reach into a table argument
+        (``--set speculative-config.num_speculative_tokens=2``), or is ``env.NAME``: an
+        environment variable of the engine, set before it is imported (the profile's [env]).
         """
-        args = dict(self.engine_args)
+        args, env = dict(self.engine_args), dict(self.env)
         for item in sets:
             key, sep, raw = item.partition("=")
             top, _, sub = key.strip().partition(".")
+            if sep and top == ENV_PREFIX:
+                env[_env_name(sub, item)] = _env_value(raw)
+                continue
             top = top.replace("_", "-")
             if not sep or not top:
                 raise UsageError(f"Bad --set {item!r}. Use --set KEY=VALUE, e.g. --set max-num-seqs=4.")
             if top in engines.model_args():
                 raise UsageError(f"Bad --set {item!r}: the model is the profile's 'model' key, not an engine argument.")
             args[top] = _set_nested(args.get(top), sub, _parse_value(raw), item) if sub else _parse_value(raw)
-        return replace(self, engine_args=args, overrides=self.overrides + tuple(sets))
+        return replace(self, engine_args=args, env=env, overrides=self.overrides + tuple(sets))
+
+
+ENV_PREFIX = "env"  # --set env.NAME=VALUE
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _env_name(name: str, item: str) -> str:
+    if not _ENV_NAME.match(name):
+        raise UsageError(f"Bad --set {item!r}: {name!r} is not an environment variable name. "
+                         "Use env.NAME=VALUE, e.g. env.VLLM_CPU_KVCACHE_SPACE=2.")
+    return name
+
+
+def _env_value(raw: str) -> str:
+    """Environment values are text: a quoted TOML string loses its quotes, anything else is kept as written."""
+    value = _parse_value(raw)
+    return value if isinstance(value, str) else raw.strip()
 
 
 def _set_nested(table: object, path: str, value: object, item: str) -> dict:
@@ -100,6 +123,11 @@ def _matrix_from_table(table: object, where: str) -> MatrixSettings:
 
 def _matrix_value(key: str, value: object, hint: object) -> object:
     """Check one [matrix] value against the MatrixSettings field type (the one schema)."""
+    if key == "cells":
+        if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+            raise UsageError("cells must be a non-empty list of CONTEXTxCONCURRENCY strings, "
+                             f"e.g. cells = [\"8Kx1\", \"8Kx16\"]; got {value!r}.")
+        return parse_cell_list(",".join(value))
     if "tuple" in str(hint):  # contexts / prefill_contexts / concurrency: lists
         if not isinstance(value, list) or not value:
             raise UsageError(f"{key} must be a non-empty list, e.g. {key} = [\"8K\", \"16K\"]; got {value!r}.")

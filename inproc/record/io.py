@@ -14,7 +14,11 @@ Schema history (``schema_version``):
       ``inproc.measure.steps`` (batch shape, ``output_of``, CUDA-graph mode and padding,
       FLOPs and bytes, host times); ``engine.forward_source`` says where bytes and FLOPs
       come from; ``machine.cpu`` may hold the host copy bandwidth measured at run start;
-      ``timing.measure_s`` is the wall time spent measuring. Older traces read the missing columns as unknown (and as synchronous steps).
+      ``timing.measure_s`` is the wall time spent measuring. Older traces read the
+      missing columns as unknown (and as synchronous steps).
+  4 — 2026-12-01: ``plan.cells``: the decode cells as [context, concurrency] pairs when a
+      run measured a cell list (``--cells``) rather than the contexts × concurrency grid;
+      absent or null: the grid. Nothing moves.
 
 A version-1 file is migrated on load; a newer file than this inproc reads is refused
 with the fix. Writing is temp file + fsync + ``os.replace``: a reader never sees half
@@ -51,7 +55,7 @@ from inproc.telemetry.trace import TelemetryTrace
 from inproc.telemetry.window import WindowTelemetry
 from inproc.types import Capacity, KVCacheGroup
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 RESULTS_HINT = "Give the JSON written by 'inproc run --out'."
 
 
@@ -176,6 +180,8 @@ def migrate(data: dict[str, Any]) -> dict[str, Any]:
         out["schema_version"] = 2
     if out["schema_version"] == 2:
         out["schema_version"] = 3  # only new, optional fields: nothing to move
+    if out["schema_version"] == 3:
+        out["schema_version"] = 4  # plan.cells is optional: nothing to move
     return out
 
 

@@ -15,7 +15,7 @@ from inproc.record.io import SCHEMA_VERSION
 from inproc.record.schema import Machine, RunRecord
 from inproc.render import fmt
 from inproc.render.fmt import DASH
-from inproc.units import format_tokens
+from inproc.units import format_cell, format_tokens
 
 DUMMY_WARNING = "Weights were dummy (random): Looped cells and token streams say nothing about the real model."
 UNFINISHED_WARNING = "The run did not finish: cells shown as Pending were not measured."
@@ -72,7 +72,9 @@ def _summary(rec: RunRecord) -> str:
     s, settings = rec.settings, rec.engine.settings
     weights = settings.get("quantization") or settings.get("dtype")  # unquantized: the dtype says what ran
     parts = [rec.engine.name, rec.engine.version, text(weights)]
-    if s.contexts and s.concurrency:
+    if s.cells is not None:
+        parts.append(f"{len(s.cells)} decode cells ({', '.join(format_cell(L, C) for L, C in s.cells)})")
+    elif s.contexts and s.concurrency:
         parts.append(f"{len(s.contexts)} contexts ({format_tokens(min(s.contexts))}–{format_tokens(max(s.contexts))}) × "
                      f"{len(s.concurrency)} concurrency levels ({min(s.concurrency)}–{max(s.concurrency)})")
     if s.prefill_list:

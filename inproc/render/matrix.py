@@ -38,10 +38,13 @@ class Grid:
     contexts: tuple[int, ...]
     concurrency: tuple[int, ...]
     cells: dict[tuple[int, int], Measurement]
+    planned: frozenset[tuple[int, int]] | None = None  # a cell list (--cells); None: the whole grid
 
     def cell(self, context: int, concurrency: int) -> Measurement:
-        """The cell's row, or a Pending placeholder for a planned cell not measured yet."""
+        """The cell's row, a Pending placeholder for a planned cell not measured yet, or a dash off the cell list."""
         found = self.cells.get((context, concurrency))
+        if found is None and self.planned is not None and (context, concurrency) not in self.planned:
+            return Measurement(DECODE, context, concurrency, fmt.DASH, "not in the run's cell list")
         return found or Measurement(DECODE, context, concurrency, st.PENDING, "planned, not measured yet")
 
 
@@ -49,7 +52,8 @@ def decode_grid(settings: MatrixSettings, rows: list[Measurement]) -> Grid:
     decode = [m for m in rows if m.phase == DECODE]
     contexts = dict.fromkeys(list(settings.contexts) + [m.context for m in decode])
     concs = dict.fromkeys(list(settings.concurrency) + [m.concurrency for m in decode])
-    return Grid(tuple(sorted(contexts)), tuple(sorted(concs)), {(m.context, m.concurrency): m for m in decode})
+    planned = frozenset(settings.cells) if settings.cells is not None else None
+    return Grid(tuple(sorted(contexts)), tuple(sorted(concs)), {(m.context, m.concurrency): m for m in decode}, planned)
 
 
 def headline(m: Measurement) -> bool:

@@ -41,6 +41,7 @@ class Chart:
     bands: tuple[tuple[float, float], ...] = ()  # shaded x ranges (a measurement window)
     markers: bool = False  # dots on the points (few points, e.g. one per matrix cell)
     scatter: bool = False  # dots only, no lines (one per engine step)
+    x_range: tuple[float, float] | None = None  # the x span to show even where no series has a point
     width: int = 480
     height: int = 260
 
@@ -105,8 +106,8 @@ class _Axes:
         self.c = c
         self.x0, self.x1 = _MARGIN_LEFT, c.width - _MARGIN_RIGHT
         self.y0, self.y1 = c.height - _MARGIN_BOTTOM, _MARGIN_TOP
-        lo = min(xs + [a for a, _ in c.bands])
-        hi = max(xs + [b for _, b in c.bands])
+        lo = min(xs + [a for a, _ in c.bands] + list(c.x_range or ()))
+        hi = max(xs + [b for _, b in c.bands] + list(c.x_range or ()))
         lo, hi = (math.log2(lo), math.log2(hi)) if c.log_x else (lo, hi)
         if hi == lo:
             lo, hi = lo - 1, hi + 1

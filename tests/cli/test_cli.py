@@ -40,6 +40,10 @@ def inproc(*args, timeout=600):
         (["run", str(DEFAULT_PROFILE), "--contexts", ""], "Empty context list ''"),
         (["run", str(DEFAULT_PROFILE), "--concurrency", ""], "Empty concurrency list ''"),
         (["run", str(DEFAULT_PROFILE), "--prefill-contexts", ""], "Empty prefill context list ''"),
+        (["run", str(DEFAULT_PROFILE), "--cells", "256x8", "--contexts", "256"], "--cells"),
+        (["run", str(DEFAULT_PROFILE), "--cells", "256x8,256"], "Bad cell '256'"),
+        (["run", str(DEFAULT_PROFILE), "--no-prefill", "--prefill-contexts", "1K"], "--no-prefill"),
+        (["run", str(DEFAULT_PROFILE), "--set", "env.2BAD=1"], "'2BAD'"),
         (["report-typo"], "report-typo"),
     ],
 )

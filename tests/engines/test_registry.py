@@ -87,3 +87,20 @@ def test_extras_pin_the_tested_versions():
         adapter = engines.get(name)
         pins = [d for d in extras[name] if d.startswith(adapter.distributions[0])]
         assert pins == [f"{adapter.distributions[0]}=={v}" for v in adapter.tested_versions], (name, extras[name])
+
+
+@pytest.mark.parametrize("engine, good, bad, closest", [
+    ("vllm", ["max-num-seqs", "max_num_seqs", "compilation-config"], "max-num-seq", "Closest: max-num-seqs"),
+    # SGLang 0.5.23 split the CUDA-graph flags by phase; the old names are gone.
+    ("sglang", ["cuda-graph-max-bs-decode", "cuda-graph-bs-decode", "cuda-graph-backend-decode"], "cuda-graph-max-bs",
+     "Closest: cuda-graph-max-bs-decode"),
+])
+def test_argument_names_are_checked_against_the_engines_parser(engine, good, bad, closest):
+    from tests.conftest import INSTALLED
+
+    if not INSTALLED[engine]:
+        pytest.skip(f"{engine} is not installed here")
+    adapter = engines.get(engine)
+    adapter.check_argument_names(good)
+    with pytest.raises(UsageError, match=f"^Unknown {adapter.label} argument '{bad}'\\. {closest}"):
+        adapter.check_argument_names([*good, bad])

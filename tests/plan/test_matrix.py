@@ -47,3 +47,16 @@ def test_plan_statuses_and_prefix_caching_off():
 def test_context_above_max_is_a_user_error():
     with pytest.raises(UsageError, match="above the model's maximum"):
         make_plan(MatrixSettings(contexts=(8192,), concurrency=(1,)), cap(), seed=1)
+
+
+def test_cell_list_replaces_the_grid():
+    s = MatrixSettings(contexts=(99,), concurrency=(1,), cells=((4096, 8), (1024, 4), (4096, 4)), max_output=256)
+    assert (s.contexts, s.concurrency) == ((1024, 4096), (4, 8))  # the cells' own, sorted
+    plan = make_plan(s, cap(), seed=1)
+    assert [(p.context, p.concurrency) for p in plan.cells] == [(1024, 4), (4096, 4), (4096, 8)]  # row order
+    assert plan.cells[2].pre_status == st.OVER_CAPACITY
+    assert s.runs_cell(1024, 4) and not s.runs_cell(1024, 8)
+    # A loaded file holds lists: they become the same tuples.
+    assert MatrixSettings(cells=[[4096, 8], [1024, 4]]).cells == ((4096, 8), (1024, 4))
+    with pytest.raises(UsageError, match="Empty cell list"):
+        MatrixSettings(cells=())

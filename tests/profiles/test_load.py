@@ -94,6 +94,27 @@ def test_overrides_parse_toml_values_and_are_recorded():
         p.with_overrides(("model=other",))
 
 
+def test_env_overrides_set_the_engine_environment():
+    p = load_profile(PROFILES / "cpu-vllm-tiny-llama.toml")
+    q = p.with_overrides(("env.VLLM_CPU_KVCACHE_SPACE=2", 'env.SOME_FLAG="a b"', "env.LIST=[1,2]"))
+    assert q.env["VLLM_CPU_KVCACHE_SPACE"] == "2" and q.env["SOME_FLAG"] == "a b" and q.env["LIST"] == "[1,2]"
+    assert q.launch.env == q.env and "env" not in q.engine_args and p.env["VLLM_CPU_KVCACHE_SPACE"] == "1"
+    assert q.overrides[0] == "env.VLLM_CPU_KVCACHE_SPACE=2"
+    with pytest.raises(UsageError, match="'1X' is not an environment variable name"):
+        p.with_overrides(("env.1X=1",))
+
+
+def test_matrix_cells_in_a_profile(tmp_path):
+    src = (PROFILES / "cpu-vllm-tiny-llama.toml").read_text().replace("[matrix]", '[matrix]\ncells = ["256x8", "1Kx2"]')
+    path = tmp_path / "cells.toml"
+    path.write_text(src.replace('model = "models/tiny-llama"', f'model = "{PROFILES / "models" / "tiny-llama"}"'))
+    m = load_profile(path).matrix
+    assert m.cells == ((256, 8), (1024, 2)) and m.contexts == (256, 1024) and m.concurrency == (2, 8)
+    path.write_text(src.replace('cells = ["256x8", "1Kx2"]', "cells = [256]"))
+    with pytest.raises(UsageError, match="cells must be a non-empty list of CONTEXTxCONCURRENCY"):
+        load_profile(path)
+
+
 def test_toml_writer_round_trips():
     doc = {"s": 'quote " back \\ tab \t é', "i": 3, "f": 0.850786, "b": True, "l": list(range(60)),
            "t": {"a": [1, 2], "b": {"c": "d"}}, "odd key": "x"}

@@ -129,3 +129,21 @@ def test_atomic_write_leaves_no_half_file(tmp_path, monkeypatch):
     with pytest.raises(OSError):
         write_text_atomic(target, "new")
     assert target.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["r.json"]
+
+
+def test_a_cell_list_run_keeps_its_cells_and_reports_only_those(tmp_path):
+    """A run of a cell list (--cells) loads with the same cells; its matrix shows a dash off the list."""
+    rec = load_results(V1)
+    kept = [e for e in rec.decode if e.key in ("256x1", "2048x10")]
+    settings = dataclasses.replace(rec.plan.settings, cells=((256, 1), (2048, 10)))
+    narrowed = dataclasses.replace(rec, plan=dataclasses.replace(rec.plan, settings=settings), decode=tuple(kept))
+    out = tmp_path / "cells.json"
+    write_results(out, narrowed)
+    assert _raw(out)["plan"]["cells"] == [[256, 1], [2048, 10]]
+    again = load_results(out)
+    assert again.settings.cells == ((256, 1), (2048, 10)) and again.settings.contexts == (256, 2048)
+    text = render_markdown(again)
+    assert "2 decode cells (256x1, 2Kx10)" in text
+    decode = text.split("## Sustained decode")[1]
+    row_256 = next(line for line in decode.splitlines() if line.startswith("| 256 |"))
+    assert row_256.count("—") == 1 and "Pending" not in text  # 256x10 is off the list, not waiting to be run

@@ -54,6 +54,19 @@ def read_info(s, server_args, model: str, event_loop: str) -> EngineInfo:
         capacity=capacity,
         vocab_size=int(mc.vocab_size),
         special_token_ids=special_token_ids(mc.hf_config),
-        settings={**{k: resolved.get(k) for k in SETTING_NAMES}, "event_loop": event_loop},
+        settings={**{k: resolved.get(k) for k in SETTING_NAMES}, "event_loop": event_loop,
+                  "graph_capture_memory_bytes": graph_memory_bytes(s)},
         forward_source=FORWARD_SOURCE,
     )
+
+
+def graph_memory_bytes(s) -> int | None:
+    """The device memory CUDA-graph capture took, summed over phases as SGLang's scheduler reports
+    it (``graph_memory_usage`` of its workers, in GiB); None when nothing was captured (0 reported)."""
+    from sglang.srt.model_executor.graph_memory_usage import merge_graph_memory_usage
+
+    draft = getattr(s, "draft_worker", None)
+    usage = merge_graph_memory_usage(getattr(s.tp_worker, "graph_memory_usage", None),
+                                     getattr(draft, "graph_memory_usage", None) if draft is not None else None)
+    total_gib = sum(usage.values())
+    return int(total_gib * 2**30) if total_gib > 0 else None

@@ -17,6 +17,7 @@ import warnings
 from typing import Sequence
 
 from inproc.engines.base import EngineBuildError, require
+from inproc.engines.vllm.graphs import capture_memory
 from inproc.engines.vllm.info import read_info
 from inproc.engines.vllm.probe import SchedulerProbe
 from inproc.types import LaunchSpec, RequestDelta, RequestSpec, StepResult
@@ -31,7 +32,7 @@ NEEDED_SCHEDULER_INTERNALS = ("schedule", "update_from_output", "running", "wait
 class VllmEngine:
     """An in-process vLLM ``LLMEngine`` behind the :class:`~inproc.engines.base.Engine` interface."""
 
-    def __init__(self, llm_engine, model: str) -> None:
+    def __init__(self, llm_engine, model: str, graph_memory_bytes: int | None = None) -> None:
         import vllm
 
         from inproc.engines.vllm import ADAPTER
@@ -45,7 +46,7 @@ class VllmEngine:
         for internal in NEEDED_SCHEDULER_INTERNALS:
             need(self._scheduler, internal)
         self._probe = SchedulerProbe(self._scheduler)
-        self.info = read_info(llm_engine, self._scheduler, model)
+        self.info = read_info(llm_engine, self._scheduler, model, graph_memory_bytes)
 
     # -- Engine interface --------------------------------------------------
     def add_request(self, spec: RequestSpec) -> None:
@@ -133,8 +134,9 @@ def build_vllm_engine(launch: LaunchSpec) -> VllmEngine:
     from vllm.v1.engine.llm_engine import LLMEngine
 
     try:
-        llm_engine = LLMEngine.from_engine_args(engine_args)
+        with capture_memory() as graphs:
+            llm_engine = LLMEngine.from_engine_args(engine_args)
     except (ValueError, RuntimeError, OSError) as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise EngineBuildError(f"vLLM could not build the engine: {first}") from e
-    return VllmEngine(llm_engine, launch.model)
+    return VllmEngine(llm_engine, launch.model, graphs.bytes)

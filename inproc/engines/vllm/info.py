@@ -38,7 +38,7 @@ def max_blocks_per_request(spec, cfg, kind: str) -> int | None:
     return int(cap(cfg.max_in_flight_tokens, cfg.model_config.max_model_len))
 
 
-def read_info(llm_engine, scheduler, model: str) -> EngineInfo:
+def read_info(llm_engine, scheduler, model: str, graph_memory_bytes: int | None = None) -> EngineInfo:
     """Capacity from the scheduler's KV-cache config and vLLM's own max-concurrency function."""
     import vllm
     from vllm.v1.core.kv_cache_utils import get_max_concurrency_for_kv_cache_config
@@ -72,7 +72,8 @@ def read_info(llm_engine, scheduler, model: str) -> EngineInfo:
         capacity=capacity,
         vocab_size=int(cfg.model_config.get_vocab_size()),
         special_token_ids=special_token_ids(cfg.model_config.hf_config),
-        settings=settings(cfg),
+        # What graph capture took, as capture_model() returned it (inproc.engines.vllm.graphs).
+        settings={**settings(cfg), "graph_capture_memory_bytes": graph_memory_bytes},
         forward_source=FORWARD_SOURCE,
     )
 

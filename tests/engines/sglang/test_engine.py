@@ -51,6 +51,8 @@ def test_capacity_is_the_schedulers_own_accounting(idle_engine):
     assert info.dummy_weights is True
     assert info.vocab_size == 32000 and info.special_token_ids == (1, 2)
     assert info.settings["tp_size"] == 1 and info.settings["attention_backend"] == "torch_native"
+    # Graphs are off on the CPU: SGLang reports 0 GiB of graph memory, recorded as none captured.
+    assert s.tp_worker.graph_memory_usage.get("decode") == 0 and info.settings["graph_capture_memory_bytes"] is None
 
 
 def test_token_accounting_is_exact(idle_engine):

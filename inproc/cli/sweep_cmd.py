@@ -1,0 +1,168 @@
+"""``inproc sweep PROFILE --vary KEY=V1,V2 ... --cells ... --out DIR``: a fresh engine per variant."""
+from __future__ import annotations
+
+import dataclasses
+import os
+import secrets
+import sys
+import time
+from pathlib import Path
+
+import click
+
+import inproc
+from inproc import engines
+from inproc.cli.options import command_line, measure_options, settings_with
+from inproc.errors import UsageError
+from inproc.plan.matrix import check_contexts
+from inproc.profiles.spec import Profile, load_with_overrides
+from inproc.record.io import write_text_atomic
+from inproc.render.sweep import render_sweep_markdown
+from inproc.sweep.manifest import DONE, SWEEP_FILE, Sweep, SweepPlan, VariantRun, load_sweep, sweep_path
+from inproc.sweep.plan import Variant, parse_varies, plan_variants
+from inproc.sweep.run import run_sweep
+from inproc.sweep.summary import summarize
+from inproc.telemetry.sampler import DEFAULT_HZ
+from inproc.units import parse_cell_list, parse_int_list, parse_token_list
+
+SUMMARY_FILE = "sweep.md"
+
+
+@click.command(context_settings={"max_content_width": 110})
+@click.argument("profile_path", metavar="PROFILE")
+@click.option("--vary", "varies", multiple=True, metavar="KEY=V1,V2,...",
+              help="Values of one setting (repeatable): an engine argument (max-num-seqs), a key inside a table "
+                   "argument (compilation-config.cudagraph_capture_sizes) or env.NAME. A value with commas goes in "
+                   "brackets ([1,2,4]), or the flag is given once per value.")
+@click.option("--zip", "zipped", is_flag=True, help="Pair the i-th values of every --vary instead of every combination.")
+@click.option("--cells", help="Decode cells, CONTEXTxCONCURRENCY: 8Kx1,8Kx16 (or --contexts and --concurrency).")
+@click.option("--contexts", help="Decode contexts of a grid, e.g. 8K,32K.")
+@click.option("--concurrency", help="Concurrency levels of a grid, e.g. 1,16,64.")
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Sweep folder: one results file per variant, sweep.json and sweep.md.")
+@click.option("--resume", is_flag=True, help="Continue the sweep in --out: run only the variants not done or failed.")
+@click.option("--force", is_flag=True, help="Start over in an existing sweep folder.")
+@measure_options
+def sweep(profile_path, varies, zipped, cells, contexts, concurrency, out_dir, resume, force, sets, seed, loop_check,
+          telemetry_hz, **flags):
+    """Measure the same decode cells once per variant of engine settings, each in a fresh engine.
+
+    Every variant runs as its own child process ('inproc run', no prefill) and writes an
+    ordinary results file into --out; sweep.json lists the variants and how each ended,
+    sweep.md compares them cell by cell. A variant that fails is recorded with its error and
+    the sweep goes on; Ctrl-C stops it with sweep.json valid, --resume continues it.
+
+    \b
+    CUDA-graph capture sizes on vLLM:
+      inproc sweep my-vllm.toml --cells 8Kx1,8Kx16,8Kx64 --duration 30 --out sweeps/graphs \\
+        --vary 'compilation-config.cudagraph_capture_sizes=[1,2,4,8,16],[1,2,4,8,16,32,64]' \\
+        --vary compilation-config.max_cudagraph_capture_size=16,64 --zip
+    On SGLang (0.5.23 names; cuda-graph-bs / cuda-graph-max-bs are gone):
+      inproc sweep my-sglang.toml --cells 8Kx16,8Kx64 --out sweeps/sgl \\
+        --vary cuda-graph-max-bs-decode=16,64,128
+      inproc sweep my-sglang.toml --cells 8Kx16 --out sweeps/sgl-bs \\
+        --vary 'cuda-graph-bs-decode=[1,2,4,8,16],[1,8,16]'
+    """
+    os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")  # the name check reads the engine's parser; quiet it
+    if resume and force:
+        raise UsageError("--resume continues the sweep in --out and --force starts it over; give one of them.")
+    profile = load_with_overrides(profile_path, sets)
+    parsed = parse_varies(varies)
+    variants = plan_variants(parsed, zipped)
+    for v in variants:
+        profile.with_overrides(v.sets)  # every override applies (a key into a table that is no table...)
+    grid = dict(contexts=parse_token_list(contexts) if contexts else None,
+                concurrency=parse_int_list(concurrency) if concurrency else None,
+                cells=parse_cell_list(cells) if cells else None)
+    settings = settings_with(profile.matrix, **grid, **flags)
+    _check_contexts(profile, variants, settings.contexts)
+    plan = SweepPlan(profile.path, profile.name, profile.engine, parsed, zipped,
+                     tuple(_run_args(cells, contexts, concurrency, sets, loop_check, telemetry_hz, flags)),
+                     seed if seed is not None else secrets.randbits(31),
+                     {"model": profile.model, "engine_args": profile.engine_args, "env": profile.env})
+    directory = Path(out_dir)
+    old = _resumed(directory, plan, seed) if resume else None
+    if old is None:
+        _check_folder(directory, force)
+    _check_names(profile, parsed)  # last: it reads the engine's own parser, seconds to import
+    start = old if old is not None else _fresh(directory, plan, variants)
+    done = run_sweep(start, directory, echo=lambda line: click.echo(line, err=True),
+                     on_change=lambda s: _write_summary(s, directory))
+    click.echo(render_sweep_markdown(summarize(done, directory), with_definitions=False))
+    click.echo(f"sweep:   {sweep_path(directory)}\nsummary: {directory / SUMMARY_FILE}")
+    if not any(r.status == DONE for r in done.runs):
+        raise click.ClickException("no variant was measured; sweep.json and sweep.md list why.")
+
+
+def _write_summary(s: Sweep, directory: Path) -> None:
+    write_text_atomic(directory / SUMMARY_FILE, render_sweep_markdown(summarize(s, directory)))
+
+
+def _check_names(profile: Profile, varies) -> None:
+    """Every --vary key names one of the engine's own arguments (read from its parser; nothing is built)."""
+    adapter = engines.get(profile.engine)
+    if not adapter.installed():
+        raise UsageError(f"The profile's engine, {profile.engine}, cannot be imported by this Python ({sys.executable}). "
+                         f"Run the sweep with the engine's environment, e.g. .venv-{profile.engine}/bin/python -m inproc sweep …")
+    try:
+        adapter.check_argument_names([v.argument for v in varies if v.argument])
+    except UsageError as e:
+        raise UsageError(f"Bad --vary: {e}") from None
+
+
+def _check_contexts(profile: Profile, variants: tuple[Variant, ...], contexts: tuple[int, ...]) -> None:
+    """A context above every variant's declared maximum length is a mistake in the flags, not a variant's failure."""
+    adapter, errors = engines.get(profile.engine), []
+    for v in variants:
+        p = profile.with_overrides(v.sets)
+        limit = adapter.declared_max_len(p.model, dict(p.engine_args))
+        try:
+            if limit:
+                check_contexts(contexts, limit, "profile's max length")
+        except UsageError as e:
+            errors.append(e)
+    if errors and len(errors) == len(variants):
+        raise errors[0]
+
+
+def _run_args(cells, contexts, concurrency, sets, loop_check, telemetry_hz, flags) -> list[str]:
+    """The ``inproc run`` flags every variant shares: as given here, the rest left to the profile."""
+    args = ["--no-prefill"]
+    for name, value in (("--cells", cells), ("--contexts", contexts), ("--concurrency", concurrency)):
+        args += [name, value] if value else []
+    names = {"window_s": "--duration", "max_output": "--max-output", "prompt_mode": "--prompt-mode",
+             "temperature": "--temperature"}
+    for key, value in flags.items():
+        args += [names[key], f"{value:g}" if isinstance(value, float) else str(value)] if value is not None else []
+    args += [] if loop_check else ["--no-loop-check"]
+    args += [] if telemetry_hz == DEFAULT_HZ else ["--telemetry-hz", f"{telemetry_hz:g}"]
+    for item in sets:
+        args += ["--set", item]
+    return args
+
+
+def _check_folder(directory: Path, force: bool) -> None:
+    """A new sweep goes into a new or empty folder, or replaces one with --force."""
+    if directory.is_file():
+        raise UsageError(f"--out {str(directory)!r} is a file. Give a folder for the sweep.")
+    if sweep_path(directory).exists() and not force:
+        raise UsageError(f"{directory} holds a sweep already ({SWEEP_FILE}). Pass --resume to continue it, "
+                         "or --force to start over.")
+    if directory.is_dir() and any(directory.iterdir()) and not force:
+        raise UsageError(f"--out {str(directory)!r} exists and is not empty. Give a new folder, or --force to use it.")
+
+
+def _fresh(directory: Path, plan: SweepPlan, variants: tuple[Variant, ...]) -> Sweep:
+    directory.mkdir(parents=True, exist_ok=True)
+    return Sweep(plan, tuple(VariantRun(v) for v in variants), command_line(), time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                 {"name": "inproc", "version": inproc.__version__})
+
+
+def _resumed(directory: Path, plan: SweepPlan, seed: int | None) -> Sweep:
+    old = load_sweep(directory)
+    mine = plan if seed is not None else dataclasses.replace(plan, seed=old.plan.seed)
+    diff = old.plan.differences(mine)
+    if diff:
+        raise UsageError(f"Cannot resume the sweep in {directory}: it was planned with different "
+                         f"{', '.join(diff)}. Repeat its command with --resume: {old.command}")
+    return old

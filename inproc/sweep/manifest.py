@@ -1,0 +1,152 @@
+"""``sweep.json``: what a sweep set out to run and where each variant stands.
+
+The raw data are the variants' results files; this file only plans and indexes them, so
+a summary is always derived from those files when they are loaded. It is rewritten
+atomically before and after every variant, so a killed sweep leaves a valid file whose
+``running`` variant is simply not finished.
+
+Version history (``sweep_version``):
+  1 — 2026-12-02: first format. Top level: sweep_version, tool, created, command,
+      finished, notes, plan {profile, profile_name, engine, vary [{key, values}], zip,
+      run_args, seed, launch {model, engine_args, env}}, variants [{index, sets, name,
+      file, log, status, error, returncode, wall_s, started, attempts}].
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from inproc.errors import UsageError
+from inproc.record.io import write_text_atomic
+from inproc.sweep.plan import Variant, Vary
+
+SWEEP_FILE = "sweep.json"
+SWEEP_VERSION = 1
+
+# A variant's status. A failed variant is data (asv's "!"): --resume keeps it.
+PENDING, RUNNING, DONE, FAILED, INTERRUPTED = "pending", "running", "done", "failed", "interrupted"
+STATUSES = (PENDING, RUNNING, DONE, FAILED, INTERRUPTED)
+#: Statuses --resume leaves as they are; the others are run (again).
+SETTLED = (DONE, FAILED)
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """What every variant shares: the profile, the --vary keys, the ``inproc run`` flags, the prompt seed."""
+
+    profile: str  # the profile file, absolute
+    profile_name: str
+    engine: str
+    varies: tuple[Vary, ...]
+    zipped: bool
+    run_args: tuple[str, ...]  # flags every child `inproc run` gets (cells, window, fixed --set ...)
+    seed: int  # one seed for every variant: the same prompts in every engine
+    # What the profile held when the sweep was planned (model, engine_args, env, fixed --set applied):
+    # --resume refuses a profile file that changed since.
+    launch: Mapping[str, object] = field(default_factory=dict)
+
+    def differences(self, other: "SweepPlan") -> list[str]:
+        """What differs between ``other`` and this plan, as the command line and profile name it."""
+        mine, theirs = dataclasses.asdict(self), dataclasses.asdict(other)
+        return [_WHAT.get(k, k) for k in mine if json.dumps(mine[k]) != json.dumps(theirs[k])]
+
+
+_WHAT = {"profile": "profile file", "profile_name": "profile name", "varies": "--vary values", "zipped": "--zip",
+         "run_args": "measuring flags", "seed": "--seed", "launch": "profile contents"}
+
+
+@dataclass(frozen=True)
+class VariantRun:
+    """One variant and what became of it."""
+
+    variant: Variant
+    status: str = PENDING
+    error: str = ""  # one line, when failed or interrupted
+    returncode: int | None = None  # the child's exit status (negative: killed by that signal)
+    wall_s: float | None = None  # the child's wall time, start to exit
+    started: str = ""
+    attempts: int = 0  # child processes started for it (a resumed variant counts again)
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """The whole ``sweep.json``."""
+
+    plan: SweepPlan
+    runs: tuple[VariantRun, ...]
+    command: str
+    created: str
+    tool: Mapping[str, str] = field(default_factory=dict)
+    finished: bool = False
+    notes: tuple[str, ...] = ()
+
+    def replace_run(self, run: VariantRun) -> "Sweep":
+        runs = tuple(run if r.variant.index == run.variant.index else r for r in self.runs)
+        return dataclasses.replace(self, runs=runs)
+
+
+def sweep_path(directory: str | os.PathLike) -> Path:
+    return Path(directory) / SWEEP_FILE
+
+
+def to_json(s: Sweep) -> dict[str, Any]:
+    plan = dataclasses.asdict(s.plan)
+    plan["vary"] = plan.pop("varies")
+    plan["zip"] = plan.pop("zipped")
+    return {
+        "sweep_version": SWEEP_VERSION, "tool": dict(s.tool), "created": s.created, "command": s.command,
+        "finished": s.finished, "notes": list(s.notes), "plan": plan,
+        "variants": [_run_json(r) for r in s.runs],
+    }
+
+
+def _run_json(r: VariantRun) -> dict[str, Any]:
+    v = r.variant
+    return {"index": v.index, "sets": list(v.sets), "name": v.name, "file": v.file, "log": v.log, "status": r.status,
+            "error": r.error, "returncode": r.returncode, "wall_s": r.wall_s, "started": r.started,
+            "attempts": r.attempts}
+
+
+def write_sweep(directory: str | os.PathLike, s: Sweep) -> None:
+    """Rewrite ``sweep.json`` atomically (temp file + ``os.replace``)."""
+    write_text_atomic(sweep_path(directory), json.dumps(to_json(s), indent=1) + "\n")
+
+
+def from_json(d: dict[str, Any]) -> Sweep:
+    p = d["plan"]
+    plan = SweepPlan(p["profile"], p["profile_name"], p["engine"],
+                     tuple(Vary(v["key"], tuple(v["values"])) for v in p["vary"]), bool(p["zip"]),
+                     tuple(p["run_args"]), int(p["seed"]), dict(p.get("launch") or {}))
+    runs = []
+    for r in d["variants"]:
+        if r["status"] not in STATUSES:
+            raise ValueError(f"unknown variant status {r['status']!r}")
+        runs.append(VariantRun(Variant(int(r["index"]), tuple(r["sets"])), r["status"], r.get("error") or "",
+                               r.get("returncode"), r.get("wall_s"), r.get("started") or "", int(r.get("attempts") or 0)))
+    return Sweep(plan, tuple(runs), d.get("command", ""), d.get("created", ""), dict(d.get("tool") or {}),
+                 bool(d.get("finished")), tuple(d.get("notes") or ()))
+
+
+def load_sweep(directory: str | os.PathLike) -> Sweep:
+    """Read ``DIR/sweep.json``; a missing, foreign or newer file is a one-line :class:`UsageError`."""
+    p = sweep_path(directory)
+    if not p.is_file():
+        raise UsageError(f"No {SWEEP_FILE} in {str(directory)!r}: not a sweep folder. 'inproc sweep --out DIR' makes one.")
+    try:
+        data = json.loads(p.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise UsageError(f"{p}: not a sweep file (invalid JSON: {e}).") from None
+    version = data.get("sweep_version") if isinstance(data, dict) else None
+    if not isinstance(version, int) or version < 1:
+        raise UsageError(f"{p}: not an inproc sweep file (no sweep_version).")
+    if version > SWEEP_VERSION:
+        raise UsageError(f"{p}: sweep_version {version} is newer than this inproc reads (up to {SWEEP_VERSION}). "
+                         "Upgrade inproc to read it.")
+    try:
+        return from_json(data)
+    except (KeyError, TypeError, ValueError) as e:
+        raise UsageError(f"{p}: not a sweep file ({type(e).__name__}: {e}).") from None

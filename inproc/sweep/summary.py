@@ -1,0 +1,144 @@
+"""The sweep summary, derived from the variants' results files each time they are loaded.
+
+Per decode cell: every variant's status and headline figures (total tok/s, time between
+tokens, TTFT) with its step anatomy (CUDA-graph coverage, padding), the best variant and
+the spread. Per variant: how it ended, its engine's build and warm-up times and the memory
+its graph capture took where the engine reports it. Figures are read through the same rows
+the run reports show (``inproc.render.measurements``), so a figure is defined once.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Mapping
+
+from inproc import types as st
+from inproc.errors import UsageError
+from inproc.record.io import load_results
+from inproc.record.schema import RunRecord
+from inproc.render.measurements import from_decode
+from inproc.sweep.manifest import DONE, Sweep, VariantRun
+
+#: The engine setting both adapters record for what graph capture took (None: nothing captured).
+GRAPH_MEMORY_SETTING = "graph_capture_memory_bytes"
+
+
+@dataclass(frozen=True)
+class VariantCell:
+    """One variant in one cell: its status and the figures the matrix shows (None: not shown)."""
+
+    index: int
+    name: str
+    label: str
+    status: str
+    reason: str = ""
+    total_tok_s: float | None = None
+    tbt_ms: float | None = None
+    ttft_ms: float | None = None
+    graph_step_share: Mapping[str, float] = field(default_factory=dict)
+    padding_waste: float | None = None
+    best: bool = False
+
+
+@dataclass(frozen=True)
+class CellSummary:
+    """A decode cell across the variants, in variant order."""
+
+    context: int
+    concurrency: int
+    rows: tuple[VariantCell, ...]
+
+    @property
+    def best(self) -> VariantCell | None:
+        return next((r for r in self.rows if r.best), None)
+
+    @property
+    def spread(self) -> float | None:
+        """Best ÷ worst total tok/s over the Valid variants (none with fewer than two)."""
+        vals = [r.total_tok_s for r in self.rows if comparable(r)]
+        return max(vals) / min(vals) if len(vals) > 1 and min(vals) > 0 else None
+
+
+@dataclass(frozen=True)
+class VariantSummary:
+    """How one variant ended and what building its engine took."""
+
+    index: int
+    name: str
+    status: str
+    error: str
+    file: str
+    engine: str = ""  # name and version, from its results file
+    build_s: float | None = None
+    warmup_s: float | None = None
+    graph_memory_bytes: int | None = None
+    record_error: str = ""  # why its results file could not be read
+
+
+@dataclass(frozen=True)
+class SweepSummary:
+    sweep: Sweep
+    variants: tuple[VariantSummary, ...]
+    cells: tuple[CellSummary, ...]
+
+    @property
+    def failed(self) -> tuple[VariantSummary, ...]:
+        return tuple(v for v in self.variants if v.error or v.record_error)
+
+    @property
+    def engine(self) -> str:
+        return next((v.engine for v in self.variants if v.engine), self.sweep.plan.engine)
+
+
+def comparable(r: VariantCell) -> bool:
+    """Only a Valid cell held C requests in flight, the cell that was asked for: best and spread read these."""
+    return r.status == st.VALID and r.total_tok_s is not None
+
+
+def _load(directory: Path, run: VariantRun) -> tuple[RunRecord | None, str]:
+    path = directory / run.variant.file
+    if not path.is_file():
+        return None, ("its results file is missing" if run.status == DONE else "")
+    try:
+        return load_results(path), ""
+    except UsageError as e:
+        return None, str(e)
+
+
+def _variant(run: VariantRun, rec: RunRecord | None, why: str) -> VariantSummary:
+    base = VariantSummary(run.variant.index, run.variant.name, run.status, run.error, run.variant.file, record_error=why)
+    if rec is None:
+        return base
+    memory = rec.engine.settings.get(GRAPH_MEMORY_SETTING)
+    return VariantSummary(base.index, base.name, base.status, base.error, base.file, f"{rec.engine.name} {rec.engine.version}",
+                          rec.engine.build_s, rec.engine.warmup_s, int(memory) if memory is not None else None)
+
+
+def _cell_row(run: VariantRun, rec: RunRecord | None, key: tuple[int, int]) -> VariantCell:
+    v = run.variant
+    entry = next((e for e in rec.decode if (e.context, e.concurrency) == key), None) if rec else None
+    if entry is None:  # a finished variant without the cell did not plan it; the others did not get to it
+        status = "not measured" if run.status == DONE and rec is not None else f"variant {run.status}"
+        return VariantCell(v.index, v.name, v.label, status, run.error)
+    m = from_decode(entry)
+    anatomy = m.anatomy
+    return VariantCell(v.index, v.name, v.label, m.status, m.reason, m.total_tok_s, m.tbt_ms, m.ttft_ms,
+                       dict(anatomy.graph_step_share) if anatomy else {}, anatomy.padding_waste if anatomy else None)
+
+
+def _mark_best(rows: list[VariantCell]) -> tuple[VariantCell, ...]:
+    valid = [r for r in rows if comparable(r)]
+    if not valid:
+        return tuple(rows)
+    best = max(valid, key=lambda r: r.total_tok_s)
+    return tuple(replace(r, best=r is best) for r in rows)
+
+
+def summarize(sweep: Sweep, directory: str | Path) -> SweepSummary:
+    """The summary of the sweep in ``directory``, from whatever results files it holds now."""
+    directory = Path(directory)
+    loaded = [(run, *_load(directory, run)) for run in sweep.runs]
+    variants = tuple(_variant(run, rec, why) for run, rec, why in loaded)
+    keys = sorted({(e.context, e.concurrency) for _, rec, _ in loaded if rec for e in rec.decode})
+    cells = tuple(CellSummary(L, C, _mark_best([_cell_row(run, rec, (L, C)) for run, rec, _ in loaded])) for L, C in keys)
+    return SweepSummary(sweep, variants, cells)
