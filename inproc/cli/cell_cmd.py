@@ -6,7 +6,15 @@ from __future__ import annotations
 
 import click
 
-from inproc.cli.options import TerminalSink, command_line, loop_settings, matrix_options, settings_with
+from inproc.cli.options import (
+    TerminalSink,
+    command_line,
+    debug_options,
+    debug_settings,
+    loop_settings,
+    matrix_options,
+    settings_with,
+)
 from inproc.errors import UsageError
 from inproc.render.text import render_matrix
 from inproc.profiles.spec import load_with_overrides
@@ -20,8 +28,18 @@ from inproc.units import parse_int_list, parse_tokens
 @click.option("--concurrency", required=True, help="Requests in flight C.")
 @click.option("--prefill", is_flag=True, help="Also measure cold prefill at this context first.")
 @matrix_options
-def cell(profile_path, context, concurrency, prefill, sets, out, force, seed, loop_check, telemetry_hz, **flags):
-    """Measure one sustained-decode cell (and optionally its cold prefill)."""
+@debug_options(with_breakpoint=True)
+def cell(profile_path, context, concurrency, prefill, sets, out, force, seed, loop_check, telemetry_hz, profile,
+         profile_steps, profile_skip, profile_dir, profile_with_stack, nvtx, break_at_step, **flags):
+    """Measure one sustained-decode cell (and optionally its cold prefill).
+
+    \b
+    Look inside it (nothing here changes a figure: profiled steps come after the window):
+      --profile torch --profile-steps 5      a trace of 5 steps right after the window
+      --window-steps 50 --break-at-step 3    pdb right before window step 3, on the engine's thread
+      --profile cuda --nvtx                  under nsys profile --capture-range=cudaProfilerApi
+    """
+    debug = debug_settings(out, profile, profile_steps, profile_skip, profile_dir, profile_with_stack, nvtx, break_at_step)
     profile = load_with_overrides(profile_path, sets)
     L = parse_tokens(context)
     C = parse_int_list(concurrency)
@@ -29,8 +47,7 @@ def cell(profile_path, context, concurrency, prefill, sets, out, force, seed, lo
         raise UsageError(f"Bad --concurrency {concurrency!r}: one cell takes one level; use 'inproc run' for several.")
     settings = settings_with(profile.matrix, contexts=(L,), concurrency=C, prefill_contexts=(L,) if prefill else (), **flags)
     record = run_matrix(profile, settings, out=out, seed=seed, force=force, command=command_line(), loops=loop_settings(loop_check),
-                        telemetry_hz=telemetry_hz or None,
-                        progress=TerminalSink())
+                        telemetry_hz=telemetry_hz or None, progress=TerminalSink(), debug=debug)
     click.echo(render_matrix(record))
     if out:
         click.echo(f"\nresults: {out}")

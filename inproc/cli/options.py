@@ -4,12 +4,14 @@ from __future__ import annotations
 import shlex
 import sys
 from dataclasses import replace
+from pathlib import Path
 
 import click
 
 from inproc.errors import UsageError
 from inproc.measure.loops import LoopSettings
 from inproc.plan.settings import PROMPT_MODES, MatrixSettings
+from inproc.run.profiling import PROFILERS, DebugSettings
 from inproc.telemetry.sampler import DEFAULT_HZ
 
 
@@ -17,6 +19,8 @@ def measure_options(f):
     """Flags that override the profile's [matrix] table (None: keep the profile's value)."""
     for opt in reversed([
         click.option("--duration", "window_s", type=float, help="Decode window W in seconds."),
+        click.option("--window-steps", "window_steps", type=int,
+                     help="A decode window of exactly N engine steps instead of --duration (a repeatable step count)."),
         click.option("--max-output", "max_output", type=int, help="Max output tokens per request M."),
         click.option("--prompt-mode", type=click.Choice(PROMPT_MODES), help="shared: one context per row, primed once; distinct: one per request."),
         click.option("--temperature", type=float, help="Sampling temperature of every request."),
@@ -36,6 +40,40 @@ def matrix_options(f):
     f = click.option("--force", is_flag=True, help="Overwrite an existing results file.")(f)
     f = click.option("--out", type=click.Path(dir_okay=False), help="Results JSON path.")(f)
     return measure_options(f)
+
+
+def debug_options(with_breakpoint: bool):
+    """Profiler and NVTX flags (and, for one cell, a breakpoint); see inproc.run.profiling."""
+    def wrap(f):
+        opts = [
+            click.option("--profile", "profile", type=click.Choice(PROFILERS),
+                         help="Profile steps after each window with the engine's own profiler: torch (a trace per rank) "
+                              "or cuda (cudaProfilerStart/Stop, for nsys --capture-range=cudaProfilerApi)."),
+            click.option("--profile-steps", type=int, default=DebugSettings.profile_steps, show_default=True,
+                         help="Steps profiled (N)."),
+            click.option("--profile-skip", type=int, default=DebugSettings.profile_skip, show_default=True,
+                         help="Steps after the window before profiling starts (K)."),
+            click.option("--profile-dir", type=click.Path(file_okay=False),
+                         help="Where traces go (default: RESULTS.profiles/ beside the results file)."),
+            click.option("--profile-with-stack", is_flag=True, help="Record Python stacks in torch traces."),
+            click.option("--nvtx", is_flag=True, help="One NVTX range per engine step (ctx, C, step; a mark with bs and graph mode)."),
+        ]
+        if with_breakpoint:
+            opts.append(click.option("--break-at-step", type=int,
+                                     help="Call breakpoint() right before the Nth step of the window (PYTHONBREAKPOINT picks the debugger)."))
+        for opt in reversed(opts):
+            f = opt(f)
+        return f
+    return wrap
+
+
+def debug_settings(out: str | None, profile=None, profile_steps=10, profile_skip=0, profile_dir=None,
+                   profile_with_stack=False, nvtx=False, break_at_step=None) -> DebugSettings:
+    """The debug flags as settings; traces default to RESULTS.profiles/ beside the results file."""
+    if profile and not profile_dir:
+        profile_dir = str(Path(out).with_suffix(".profiles") if out else Path("inproc-profiles"))
+    return DebugSettings(profile, profile_steps, profile_skip, str(Path(profile_dir).resolve()) if profile_dir else "",
+                         profile_with_stack, nvtx, break_at_step)
 
 
 #: The flag of each MatrixSettings field that a flag of its own sets (the rest: --field-name).

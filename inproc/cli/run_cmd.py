@@ -6,7 +6,15 @@ from pathlib import Path
 
 import click
 
-from inproc.cli.options import TerminalSink, command_line, loop_settings, matrix_options, settings_with
+from inproc.cli.options import (
+    TerminalSink,
+    command_line,
+    debug_options,
+    debug_settings,
+    loop_settings,
+    matrix_options,
+    settings_with,
+)
 from inproc.render.markdown import render_markdown
 from inproc.render.text import render_matrix
 from inproc.record.io import write_text_atomic
@@ -26,9 +34,12 @@ from inproc.units import parse_cell_list, parse_int_list, parse_token_list
 @click.option("--prefill-samples", type=int, help="Cold-prefill samples per context (a time budget may cut it).")
 @click.option("--resume", type=click.Path(dir_okay=False), help="Continue this results file: skip finished cells.")
 @matrix_options
+@debug_options(with_breakpoint=False)
 def run(profile_path, contexts, concurrency, cells, prefill_contexts, no_prefill, prefill_samples, resume, sets, out, force,
-        seed, loop_check, telemetry_hz, **flags):
+        seed, loop_check, telemetry_hz, profile, profile_steps, profile_skip, profile_dir, profile_with_stack, nvtx,
+        **flags):
     """Measure cold prefill per context, then sustained decode for every context x concurrency cell."""
+    profile_name = profile
     profile = load_with_overrides(profile_path, sets)
     settings = settings_with(
         profile.matrix,
@@ -42,9 +53,10 @@ def run(profile_path, contexts, concurrency, cells, prefill_contexts, no_prefill
     )
     if not out and not resume:
         out = str(Path("results") / f"{profile.name}-{time.strftime('%Y%m%d-%H%M%S')}.json")
+    debug = debug_settings(resume or out, profile_name, profile_steps, profile_skip, profile_dir, profile_with_stack, nvtx)
     record = run_matrix(profile, settings, out=out, seed=seed, resume=resume, force=force,
                         command=command_line(), loops=loop_settings(loop_check),
-                        telemetry_hz=telemetry_hz or None, progress=TerminalSink())
+                        telemetry_hz=telemetry_hz or None, progress=TerminalSink(), debug=debug)
     click.echo(render_matrix(record))
     results = Path(resume or out)
     write_text_atomic(results.with_suffix(".md"), render_markdown(record))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 from pathlib import Path
 from typing import Protocol, Sequence
 
@@ -48,6 +49,13 @@ class Engine(Protocol):
         decoding). The driver takes differences over a window.
         """
 
+    def start_profile(self, kind: str, directory: str, with_stack: bool, name: str) -> None:
+        """Start the engine's own profiler on every rank: ``torch`` (a trace per rank into
+        ``directory``, ``name`` in its file name) or ``cuda`` (cudaProfilerStart, for nsys/ncu)."""
+
+    def stop_profile(self) -> tuple[str, ...]:
+        """Stop it; the files it wrote."""
+
     def shutdown(self) -> None:
         """Release the engine (worker processes, shared memory, temp files)."""
 
@@ -69,6 +77,11 @@ def require(obj, path: str, label: str, version: str, tested: tuple[str, ...]):
                 f"it is tested against {label} {', '.join(tested)}. Install that version, or update the adapter.")
         obj = getattr(obj, name)
     return obj
+
+
+def files_under(directory: str) -> set[str]:
+    """Every file under ``directory`` (profilers may write into subfolders); empty for ""."""
+    return {os.path.join(root, f) for root, _, files in os.walk(directory) for f in files} if directory else set()
 
 
 def version_note(adapter: "EngineAdapter", version: str) -> str:
@@ -188,6 +201,10 @@ class EngineAdapter:
             value = json.loads(cfg.read_text()).get("max_position_embeddings")
             return int(value) if value else None
         return None
+
+    def profiler_args(self, kind: str, directory: str, with_stack: bool) -> dict[str, object]:
+        """Engine arguments the engine needs at build to profile later (none by default)."""
+        return {}
 
     # -- the engine ------------------------------------------------------------------------
     def build(self, launch: LaunchSpec) -> Engine:

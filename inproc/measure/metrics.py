@@ -5,9 +5,11 @@ end of the engine step that returned it (``StepTrace.t_end_s[step]``).
 
 The decode window: it opens at the end of the step at ``CellTrace.window_open_s`` (the
 first step after which all C initial requests had their first token, see the driver)
-and covers every step that *ends* in ``(open, open + W]``. It closes at the end of the
-last such step, so ``measured_for_s <= W`` and the tokens counted are exactly those of
-the steps inside. Warm-up (prefill of the first C requests) is before the window.
+and covers every step that *ends* in ``(open, open + W]`` (a step window,
+``--window-steps N``: the N steps after it opens). It closes at the end of the last such
+step, so ``measured_for_s <= W`` and the tokens counted are exactly those of the steps
+inside. Warm-up (prefill of the first C requests) is before the window; steps a profiler
+covered come after it.
 """
 from __future__ import annotations
 
@@ -36,11 +38,16 @@ class Window:
 
 
 def window(trace: CellTrace) -> Window | None:
-    """Steps ending in ``(open, open + W]``; None when the window never opened or holds no step."""
+    """Steps ending in ``(open, open + W]``, or the N steps after open for a step window;
+    None when the window never opened or holds no step."""
     if trace.window_open_s is None:
         return None
     ends = trace.steps.t_end_s
-    inside = np.flatnonzero((ends > trace.window_open_s) & (ends <= trace.window_open_s + trace.window_target_s))
+    after = np.flatnonzero(ends > trace.window_open_s)
+    if trace.window_steps:
+        inside = after[: trace.window_steps]
+    else:
+        inside = after[ends[after] <= trace.window_open_s + trace.window_target_s]
     if inside.size == 0:
         return None
     return Window(trace.window_open_s, float(ends[inside[-1]]), int(inside[0]), int(inside[-1]))

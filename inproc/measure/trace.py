@@ -60,6 +60,23 @@ class RequestTrace:
         return cls(**d)
 
 
+@dataclass(frozen=True)
+class ProfiledSteps:
+    """Steps a profiler covered, after the window: the profiler, the files it wrote, the step rows."""
+
+    kind: str  # "torch" | "cuda"
+    files: tuple[str, ...]
+    first_step: int  # rows of the cell's step trace, inclusive
+    last_step: int
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "files": list(self.files), "first_step": self.first_step, "last_step": self.last_step}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "ProfiledSteps":
+        return cls(d["kind"], tuple(d.get("files", ())), int(d["first_step"]), int(d["last_step"]))
+
+
 @dataclass
 class CellTrace:
     """Everything measured in one cell, before any statistic."""
@@ -72,6 +89,8 @@ class CellTrace:
     counters_start: dict[str, int] = field(default_factory=dict)  # engine counters at window open
     counters_end: dict[str, int] = field(default_factory=dict)  # ... and at window close
     clock_origin_s: float = 0.0  # absolute perf_counter() of the cell start (maps telemetry onto the trace)
+    window_steps: int | None = None  # a window of exactly this many steps (None: window_target_s seconds)
+    profiled: ProfiledSteps | None = None  # steps a profiler covered after the window
 
     def to_dict(self) -> dict:
         return {
@@ -83,6 +102,8 @@ class CellTrace:
             "counters_start": self.counters_start,
             "counters_end": self.counters_end,
             "clock_origin_s": self.clock_origin_s,
+            "window_steps": self.window_steps,
+            "profiled": self.profiled.to_dict() if self.profiled else None,
         }
 
     @classmethod
@@ -96,4 +117,6 @@ class CellTrace:
             counters_start=d.get("counters_start", {}),
             counters_end=d.get("counters_end", {}),
             clock_origin_s=d.get("clock_origin_s", 0.0),
+            window_steps=d.get("window_steps"),
+            profiled=ProfiledSteps.from_dict(d["profiled"]) if d.get("profiled") else None,
         )

@@ -42,6 +42,7 @@ class MatrixSettings:
     prefill_budget_s: float = 60.0
     temperature: float = 1.0
     suffix_tokens: int = 32  # unique tokens after the shared context (shared mode)
+    window_steps: int | None = None  # a decode window of exactly this many engine steps instead of window_s
     # Decode cells as (context, concurrency) pairs instead of the whole contexts x concurrency
     # grid; None: the grid. When set, contexts and concurrency become the cells' own.
     cells: tuple[tuple[int, int], ...] | None = None
@@ -59,6 +60,8 @@ class MatrixSettings:
         _whole("max output", self.max_output, 1, "token")
         _whole("prefill samples", self.prefill_samples, 1, "sample")
         _whole("suffix tokens", self.suffix_tokens, 1, "token")
+        if self.window_steps is not None:
+            _whole("window steps", self.window_steps, 1, "step")
         if not self.contexts:
             raise UsageError("Empty context list. Give at least one context, e.g. 8K,16K.")
         if not self.concurrency:

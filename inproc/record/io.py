@@ -19,6 +19,9 @@ Schema history (``schema_version``):
   4 — 2026-12-01: ``plan.cells``: the decode cells as [context, concurrency] pairs when a
       run measured a cell list (``--cells``) rather than the contexts × concurrency grid;
       absent or null: the grid. Nothing moves.
+  5 — 2026-12-01: ``plan.window_steps`` (a window of N steps; null: seconds); each decode
+      trace may hold ``window_steps`` and ``profiled`` (the profiler, its files, the step
+      rows it covered after the window). Nothing moves.
 
 A version-1 file is migrated on load; a newer file than this inproc reads is refused
 with the fix. Writing is temp file + fsync + ``os.replace``: a reader never sees half
@@ -55,7 +58,7 @@ from inproc.telemetry.trace import TelemetryTrace
 from inproc.telemetry.window import WindowTelemetry
 from inproc.types import Capacity, KVCacheGroup
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 RESULTS_HINT = "Give the JSON written by 'inproc run --out'."
 
 
@@ -182,6 +185,8 @@ def migrate(data: dict[str, Any]) -> dict[str, Any]:
         out["schema_version"] = 3  # only new, optional fields: nothing to move
     if out["schema_version"] == 3:
         out["schema_version"] = 4  # plan.cells is optional: nothing to move
+    if out["schema_version"] == 4:
+        out["schema_version"] = 5  # window_steps and profiled are optional: nothing to move
     return out
 
 

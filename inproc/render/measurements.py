@@ -48,6 +48,7 @@ class Measurement:
     anatomy: AnatomyFigures | None = None
     throttled: str = ""  # the throttle check's reason when it failed
     reproduce: str = ""
+    profiled: str = ""  # the profiler, the steps after the window it covered, and its files
 
 
 def from_prefill(e: PrefillEntry) -> Measurement:
@@ -61,7 +62,9 @@ def from_prefill(e: PrefillEntry) -> Measurement:
 
 def from_decode(e: DecodeEntry) -> Measurement:
     f = e.figures if e.status in st.HEADLINE else None
-    base = Measurement(DECODE, e.context, e.concurrency, e.status, e.reason, reproduce=e.reproduce)
+    prof = e.trace.profiled if e.trace is not None else None
+    profiled = (f"{prof.kind}: steps {prof.first_step}–{prof.last_step}, " + ", ".join(prof.files)) if prof else ""
+    base = Measurement(DECODE, e.context, e.concurrency, e.status, e.reason, reproduce=e.reproduce, profiled=profiled)
     if f is None:
         return base
     return replace(
@@ -160,6 +163,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("Throttled", _attr("throttled"), str, "csv"),
     Column("Reason", _attr("reason"), str),
     Column("Reproduce", _attr("reproduce"), str, "csv"),
+    Column("Profiled", lambda m: m.profiled or None, str, "present"),
 )
 
 

@@ -18,6 +18,7 @@ from inproc.record import derive
 from inproc.record.schema import DecodeEntry, PrefillEntry, RunPlan
 from inproc.run.driver import DecodeSettings, Driver
 from inproc.run.interrupt import RunInterrupted
+from inproc.run.profiling import DebugSettings
 from inproc.telemetry.window import EntrySampling
 from inproc.types import Capacity, RequestSpec
 
@@ -50,7 +51,8 @@ def measure_prefill(driver: Driver, sampling: EntrySampling, prompts: PromptFact
 
 
 def measure_decode(driver: Driver, sampling: EntrySampling, prompts: PromptFactory, cell: CellPlan, plan: RunPlan,
-                   capacity: Capacity, reproduce: str, peaks: Peaks | None = None, primed: bool = False) -> DecodeEntry:
+                   capacity: Capacity, reproduce: str, peaks: Peaks | None = None, primed: bool = False,
+                   debug: DebugSettings | None = None) -> DecodeEntry:
     """A decode cell: drive C requests through the window, then figures and verdict.
 
     ``primed``: the row's shared context is already in the prefix cache (see ``Driver.decode_cell``).
@@ -59,10 +61,10 @@ def measure_decode(driver: Driver, sampling: EntrySampling, prompts: PromptFacto
     if cell.pre_status:
         return derive.unmeasured_entry(cell, s.prompt_mode, reproduce, Verdict(cell.pre_status, cell.pre_reason, ()))
     cell_prompts = CellPrompts(prompts, cell.context, cell.concurrency, s.prompt_mode, s.suffix_tokens)
-    settings = DecodeSettings(cell.concurrency, s.window_s, cell.max_tokens, s.temperature)
+    settings = DecodeSettings(cell.concurrency, s.window_s, cell.max_tokens, s.temperature, window_steps=s.window_steps)
     try:
         with sampling.sampling():
-            trace = driver.decode_cell(cell_prompts, settings, primed)
+            trace = driver.decode_cell(cell_prompts, settings, primed, debug)
     except RunInterrupted:
         raise
     except Exception as e:  # noqa: BLE001
@@ -92,6 +94,8 @@ def reproduce_command(profile_path: str, overrides: tuple[str, ...], plan: RunPl
     parts = ["inproc", "cell", profile_path, "--context", str(cell.context), "--concurrency", str(cell.concurrency),
              "--duration", f"{s.window_s:g}", "--max-output", str(s.max_output), "--prompt-mode", s.prompt_mode,
              "--temperature", f"{s.temperature:g}", "--seed", str(plan.seed)]
+    if s.window_steps:
+        parts += ["--window-steps", str(s.window_steps)]
     for item in overrides:
         parts += ["--set", item]
     return shlex.join(parts)

@@ -21,6 +21,7 @@ from inproc.record.io import write_results
 from inproc.record.schema import DecodeEntry, PrefillEntry, RunRecord
 from inproc.run import cell as measure
 from inproc.run.driver import Driver
+from inproc.run.profiling import DebugSettings
 from inproc.run.progress import Progress
 from inproc.telemetry.sampler import Telemetry
 from inproc.telemetry.window import EntrySampling
@@ -35,6 +36,7 @@ class RunContext:
     out_path: str | None
     progress: Progress
     should_stop: Callable[[], bool] = lambda: False  # Ctrl-C requested
+    debug: DebugSettings = DebugSettings()  # profiler, NVTX, breakpoint: no figure depends on them
 
 
 class Runner:
@@ -134,7 +136,8 @@ class Runner:
         if not cell.pre_status:
             progress.begin(f"decode  {cell.context:>8,} x {cell.concurrency:<3}")
         entry = self._guarded(measure.measure_decode, self.driver, self.sampling, self.prompts, cell, rec.plan,
-                              self.engine.info.capacity, reproduce, rec.peaks, self._primed == cell.context)
+                              self.engine.info.capacity, reproduce, rec.peaks, self._primed == cell.context,
+                              self.ctx.debug)
         if not cell.pre_status:
             # A measured cell leaves its row primed (its requests shared the context); a failed one, unknown.
             self._primed = cell.context if entry.error is None else None

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import inproc
 from inproc import engines
+from inproc.engines import cuda
 from inproc.engines.base import version_note
 from inproc.errors import UsageError
 from inproc.measure.loops import LoopSettings
@@ -26,9 +27,11 @@ from inproc.record.schema import EngineRecord, Machine, ProfileRef, RunPlan, Run
 from inproc.run.cell import warm_up
 from inproc.run.driver import Driver
 from inproc.run.interrupt import RunInterrupted, graceful_sigint
+from inproc.run.profiling import DebugSettings
 from inproc.run.progress import Progress, QuietSink, Sink
 from inproc.run.runner import RunContext, Runner
 from inproc.telemetry.metadata import collect_metadata
+from inproc.types import LaunchSpec
 from inproc.telemetry.sampler import DEFAULT_HZ, open_telemetry
 
 
@@ -98,18 +101,37 @@ def _checked_start(profile: Profile, settings: MatrixSettings, out: str | None, 
     return old, out, seed if seed is not None else secrets.randbits(31)
 
 
+def debug_launch(profile: Profile, debug: DebugSettings) -> LaunchSpec:
+    """The profile's launch, with what the engine needs at build to profile later; CUDA checked first."""
+    if debug.nvtx:
+        cuda.require("--nvtx")
+    if debug.profile == "cuda":
+        cuda.require("--profile cuda")
+    launch = profile.launch
+    if debug.profile is None:
+        return launch
+    Path(debug.profile_dir).mkdir(parents=True, exist_ok=True)
+    extra = engines.get(profile.engine).profiler_args(debug.profile, debug.profile_dir, debug.profile_with_stack)
+    return dataclasses.replace(launch, engine_args={**launch.engine_args, **extra})
+
+
 def run_matrix(profile: Profile, settings: MatrixSettings, *, out: str | None, seed: int | None = None,
                resume: str | None = None, force: bool = False, command: str = "", progress: Sink | None = None,
-               telemetry_hz: float | None = DEFAULT_HZ, loops: LoopSettings = LoopSettings()) -> RunRecord:
-    """Build the engine, plan the matrix, warm up, measure it, and keep the results file current."""
+               telemetry_hz: float | None = DEFAULT_HZ, loops: LoopSettings = LoopSettings(),
+               debug: DebugSettings = DebugSettings()) -> RunRecord:
+    """Build the engine, plan the matrix, warm up, measure it, and keep the results file current.
+
+    ``debug``: profiler, NVTX ranges and breakpoint (``inproc.run.profiling``); no figure depends on it.
+    """
     sink = progress if progress is not None else QuietSink()
     old, out, seed = _checked_start(profile, settings, out, seed, resume, force)
+    launch = debug_launch(profile, debug)  # checks CUDA where a debug flag needs it
     telemetry = open_telemetry(hz=telemetry_hz) if telemetry_hz else None  # checks the rate first
     engine = None
     runner = None
     try:
         t_build = time.perf_counter()
-        engine = engines.build_engine(profile.launch)
+        engine = engines.build_engine(launch)
         build_s = time.perf_counter() - t_build
         plan = make_plan(settings, engine.info.capacity, seed)
         run_plan = RunPlan(settings, seed, loops, telemetry_hz)
@@ -125,7 +147,7 @@ def run_matrix(profile: Profile, settings: MatrixSettings, *, out: str | None, s
             record = new_record(profile, run_plan, info, build_s, warmup_s, command, machine, old)
             if untested:
                 record = dataclasses.replace(record, notes=record.notes + (untested,))
-            ctx = RunContext(profile.launch, out, Progress(_entries_to_measure(plan, old), sink), should_stop=stop)
+            ctx = RunContext(launch, out, Progress(_entries_to_measure(plan, old), sink), should_stop=stop, debug=debug)
             runner = Runner(ctx, engine, plan, record, telemetry)
             try:
                 return runner.run()

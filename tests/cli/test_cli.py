@@ -36,6 +36,13 @@ def inproc(*args, timeout=600):
         (["run", str(DEFAULT_PROFILE), "--temperature", "nan"], "--temperature nan"),
         (["run", str(DEFAULT_PROFILE), "--prefill-samples", "0"], "--prefill-samples 0"),
         (["run", str(DEFAULT_PROFILE), "--telemetry-hz", "inf"], "Bad telemetry rate inf Hz"),
+        # CUDA-only debugging on a machine without CUDA.
+        (["cell", str(DEFAULT_PROFILE), "--context", "1K", "--concurrency", "1", "--nvtx"], "--nvtx needs CUDA"),
+        (["cell", str(DEFAULT_PROFILE), "--context", "1K", "--concurrency", "1", "--profile", "cuda"],
+         "--profile cuda needs CUDA"),
+        (["cell", str(DEFAULT_PROFILE), "--context", "1K", "--concurrency", "1", "--break-at-step", "0"],
+         "--break-at-step 0"),
+        (["run", str(DEFAULT_PROFILE), "--window-steps", "0"], "Bad --window-steps 0"),
         # An explicitly empty list is an error, not "the profile's default".
         (["run", str(DEFAULT_PROFILE), "--contexts", ""], "Empty context list ''"),
         (["run", str(DEFAULT_PROFILE), "--concurrency", ""], "Empty concurrency list ''"),

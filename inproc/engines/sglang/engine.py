@@ -19,7 +19,7 @@ import dataclasses
 import os
 from typing import Sequence
 
-from inproc.engines.base import EngineBuildError, require
+from inproc.engines.base import EngineBuildError, files_under, require
 from inproc.engines.sglang.info import read_info
 from inproc.engines.sglang.anatomy import forward_cost
 from inproc.engines.sglang.io import Inbox, OutputSink, RidMap, make_generate_req
@@ -194,6 +194,31 @@ class SglangEngine:
         if self.info.settings.get("speculative_algorithm"):
             out.update(spec_drafts=self._spec[0], spec_draft_tokens=self._spec[1], spec_accepted_tokens=self._spec[2])
         return out
+
+    def start_profile(self, kind: str, directory: str, with_stack: bool, name: str) -> None:
+        """SGLang's own profiler (its ProfileReq, broadcast to every TP rank), started now."""
+        from sglang.srt.managers.io_struct import ProfileReq, ProfileReqType
+
+        from inproc.engines.cuda import why_unavailable
+
+        activities = ["CPU"] + ([] if why_unavailable() else ["GPU"]) if kind == "torch" else ["CUDA_PROFILER"]
+        self._profile_dir, self._profile_before = directory, files_under(directory)
+        self._control(ProfileReq(req_type=ProfileReqType.START_PROFILE, output_dir=directory, activities=activities,
+                                 with_stack=with_stack, record_shapes=False, profile_id=name))
+
+    def stop_profile(self) -> tuple[str, ...]:
+        from sglang.srt.managers.io_struct import ProfileReq, ProfileReqType
+
+        self._control(ProfileReq(req_type=ProfileReqType.STOP_PROFILE))
+        return tuple(sorted(files_under(self._profile_dir) - self._profile_before))
+
+    def _control(self, request) -> None:
+        """A control request, taken in at once (between steps), as the scheduler's loop takes it in."""
+        from sglang.srt.managers.io_struct import sock_send
+
+        sock_send(self._inbox, request)
+        self._sched.ingest_requests()
+        self._sink.control.clear()  # its reply: nobody waits for it
 
     def shutdown(self) -> None:
         from inproc.engines.sglang.launch import release

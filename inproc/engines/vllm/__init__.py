@@ -29,6 +29,13 @@ class VllmAdapter(EngineAdapter):
 
         return check
 
+    def profiler_args(self, kind, directory, with_stack):
+        # vLLM's own profiler (LLMEngine.start_profile) runs on every worker, TP ranks included.
+        if kind == "torch":
+            return {"profiler-config": {"profiler": "torch", "torch_profiler_dir": directory,
+                                        "torch_profiler_with_stack": with_stack}}
+        return {"profiler-config": {"profiler": "cuda"}}
+
     def build(self, launch):
         from inproc.engines.vllm.engine import build_vllm_engine
 

@@ -16,7 +16,7 @@ import os
 import warnings
 from typing import Sequence
 
-from inproc.engines.base import EngineBuildError, require
+from inproc.engines.base import EngineBuildError, files_under, require
 from inproc.engines.vllm.graphs import capture_memory
 from inproc.engines.vllm.info import read_info
 from inproc.engines.vllm.probe import SchedulerProbe
@@ -110,6 +110,16 @@ class VllmEngine:
         if self.info.settings.get("speculative_method"):
             out.update(spec_drafts=c.spec_drafts, spec_draft_tokens=c.spec_draft_tokens, spec_accepted_tokens=c.spec_accepted_tokens)
         return out
+
+    def start_profile(self, kind: str, directory: str, with_stack: bool, name: str) -> None:
+        # The kind, directory and stack setting were given at build (ADAPTER.profiler_args).
+        self._profile_dir = directory
+        self._profile_before = files_under(directory)
+        self._engine.start_profile(name)
+
+    def stop_profile(self) -> tuple[str, ...]:
+        self._engine.stop_profile()
+        return tuple(sorted(files_under(self._profile_dir) - self._profile_before))
 
     def shutdown(self) -> None:
         engine, self._engine = self._engine, None
