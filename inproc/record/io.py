@@ -154,24 +154,35 @@ def load_results(path: str | os.PathLike) -> RunRecord:
     A missing, foreign or newer file is a one-line :class:`UsageError`.
     """
     p = Path(path)
-    if not p.is_file():
-        raise UsageError(f"No results file at {str(path)!r}. {RESULTS_HINT}")
-    try:
-        data = json.loads(p.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise UsageError(f"{p}: not a results file (invalid JSON: {e}).") from None
-    if not isinstance(data, dict) or "schema_version" not in data:
-        raise UsageError(f"{p}: not an inproc results file (no schema_version). {RESULTS_HINT}")
-    version = data["schema_version"]
-    if not isinstance(version, int) or version < 1:
-        raise UsageError(f"{p}: schema_version {version!r} is not an inproc schema. {RESULTS_HINT}")
-    if version > SCHEMA_VERSION:
-        raise UsageError(f"{p}: schema_version {version} is newer than this inproc reads (up to {SCHEMA_VERSION}). "
-                         "Upgrade inproc to read it (pip install -U inproc, or pull the checkout that wrote it).")
+    data, version = read_versioned(p, "schema_version", SCHEMA_VERSION, "results file", RESULTS_HINT,
+                                   f"No results file at {str(path)!r}. {RESULTS_HINT}")
     try:
         return dataclasses.replace(from_json(migrate(data)), schema_version=version)
     except (KeyError, TypeError, ValueError, AttributeError) as e:  # right version, wrong content
         raise UsageError(f"{p}: not a results file ({type(e).__name__}: {e}). {RESULTS_HINT}") from None
+
+
+def read_versioned(p: Path, key: str, current: int, what: str, hint: str, missing: str) -> tuple[dict[str, Any], int]:
+    """(data, version) of an inproc JSON file whose ``key`` holds its format version.
+
+    A missing file (``missing``: the message), bad JSON, a file without the key, or a
+    version newer than ``current`` is a one-line :class:`UsageError`, with the fix.
+    """
+    if not p.is_file():
+        raise UsageError(missing)
+    try:
+        data = json.loads(p.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise UsageError(f"{p}: not a {what} (invalid JSON: {e}).") from None
+    if not isinstance(data, dict) or key not in data:
+        raise UsageError(f"{p}: not an inproc {what} (no {key}). {hint}".rstrip())
+    version = data[key]
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise UsageError(f"{p}: {key} {version!r} is not an inproc schema. {hint}".rstrip())
+    if version > current:
+        raise UsageError(f"{p}: {key} {version} is newer than this inproc reads (up to {current}). "
+                         "Upgrade inproc to read it (pip install -U inproc, or pull the checkout that wrote it).")
+    return data, version
 
 
 def migrate(data: dict[str, Any]) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from inproc.errors import UsageError
-from inproc.record.io import write_text_atomic
+from inproc.record.io import read_versioned, write_text_atomic
 from inproc.sweep.plan import Variant, Vary
 
 SWEEP_FILE = "sweep.json"
@@ -134,18 +134,8 @@ def from_json(d: dict[str, Any]) -> Sweep:
 def load_sweep(directory: str | os.PathLike) -> Sweep:
     """Read ``DIR/sweep.json``; a missing, foreign or newer file is a one-line :class:`UsageError`."""
     p = sweep_path(directory)
-    if not p.is_file():
-        raise UsageError(f"No {SWEEP_FILE} in {str(directory)!r}: not a sweep folder. 'inproc sweep --out DIR' makes one.")
-    try:
-        data = json.loads(p.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise UsageError(f"{p}: not a sweep file (invalid JSON: {e}).") from None
-    version = data.get("sweep_version") if isinstance(data, dict) else None
-    if not isinstance(version, int) or version < 1:
-        raise UsageError(f"{p}: not an inproc sweep file (no sweep_version).")
-    if version > SWEEP_VERSION:
-        raise UsageError(f"{p}: sweep_version {version} is newer than this inproc reads (up to {SWEEP_VERSION}). "
-                         "Upgrade inproc to read it.")
+    data, _ = read_versioned(p, "sweep_version", SWEEP_VERSION, "sweep file", "",
+                             f"No {SWEEP_FILE} in {str(directory)!r}: not a sweep folder. 'inproc sweep --out DIR' makes one.")
     try:
         return from_json(data)
     except (KeyError, TypeError, ValueError) as e:
