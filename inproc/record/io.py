@@ -47,6 +47,7 @@ from inproc.types import Capacity, KVCacheGroup
 
 SCHEMA_VERSION = 2
 RESULTS_HINT = "Give the JSON written by 'inproc run --out'."
+BASELINE_KIND = "inproc-baseline"  # the "kind" of a baseline file (inproc.record.baseline), which holds runs
 
 
 # -- writing -------------------------------------------------------------------------
@@ -146,18 +147,26 @@ def load_results(path: str | os.PathLike) -> RunRecord:
         data = json.loads(p.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise UsageError(f"{p}: not a results file (invalid JSON: {e}).") from None
+    return record_from_json(data, str(p))
+
+
+def record_from_json(data: Any, where: str) -> RunRecord:
+    """A results JSON object of any known version (read from ``where``) as a record; one-line errors."""
+    if isinstance(data, dict) and data.get("kind") == BASELINE_KIND:
+        raise UsageError(f"{where}: a baseline of several runs, not one results file. "
+                         "Give it to 'inproc compare', or give one of the runs it was made from.")
     if not isinstance(data, dict) or "schema_version" not in data:
-        raise UsageError(f"{p}: not an inproc results file (no schema_version). {RESULTS_HINT}")
+        raise UsageError(f"{where}: not an inproc results file (no schema_version). {RESULTS_HINT}")
     version = data["schema_version"]
     if not isinstance(version, int) or version < 1:
-        raise UsageError(f"{p}: schema_version {version!r} is not an inproc schema. {RESULTS_HINT}")
+        raise UsageError(f"{where}: schema_version {version!r} is not an inproc schema. {RESULTS_HINT}")
     if version > SCHEMA_VERSION:
-        raise UsageError(f"{p}: schema_version {version} is newer than this inproc reads (up to {SCHEMA_VERSION}). "
+        raise UsageError(f"{where}: schema_version {version} is newer than this inproc reads (up to {SCHEMA_VERSION}). "
                          "Upgrade inproc to read it (pip install -U inproc, or pull the checkout that wrote it).")
     try:
         return dataclasses.replace(from_json(migrate(data)), schema_version=version)
     except (KeyError, TypeError, ValueError, AttributeError) as e:  # right version, wrong content
-        raise UsageError(f"{p}: not a results file ({type(e).__name__}: {e}). {RESULTS_HINT}") from None
+        raise UsageError(f"{where}: not a results file ({type(e).__name__}: {e}). {RESULTS_HINT}") from None
 
 
 def migrate(data: dict[str, Any]) -> dict[str, Any]:
