@@ -6,18 +6,28 @@
              process of the same kind (EngineCore in-process). Target ratio >= 0.98.
   overhead   fraction of the decode window spent outside Engine.step() at C=128 on the
              tiny model (the harness's cost). Target <= 1%.
+  compare    inproc compare on real runs of the default CPU profile (its whole matrix):
+             RUNS runs of the same build compared in pairs, and each against a baseline of
+             the others: the false-positive rate over cells (no cell should be called
+             slower in most pairs); then one run while CPU-hog processes (one per core,
+             started and stopped here) compete: its cells should be slower, exit code 1.
 
-Run in the vLLM environment:  .venv-vllm/bin/python scripts/bench.py [fidelity|overhead|all]
-Machines like ours are noisy: the script alternates the two sides and reports medians.
+Run in the vLLM environment:  .venv-vllm/bin/python scripts/bench.py [fidelity|overhead|compare|all]
+Machines like ours are noisy: the script alternates the two sides and reports medians;
+compare waits for an idle machine before each clean run and says when another process
+took CPU during one anyway.
 """
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import statistics
 import subprocess
 import sys
+import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -89,12 +99,132 @@ def overhead() -> None:
           f"{c['tok_s']:.1f} tok/s, avg active {c['avg_active']:.1f}, status {c['status']})")
 
 
+# -- compare --------------------------------------------------------------------------
+HOG = "while True: pass"
+
+
+def wait_until_idle(busy_pct: float = 10.0, quiet_s: int = 5, limit_s: int = 600) -> bool:
+    """Wait until the machine has been under ``busy_pct`` busy for ``quiet_s`` s in a row (False: gave up)."""
+    import psutil
+
+    calm = 0
+    for _ in range(limit_s):
+        calm = calm + 1 if psutil.cpu_percent(interval=1.0) < busy_pct else 0
+        if calm >= quiet_s:
+            return True
+    return False
+
+
+def cpu_share(path: Path) -> float:
+    """The least share of all cores this run's process used in a measured decode cell (from its telemetry)."""
+    sys.path.insert(0, str(ROOT))
+    from inproc.record.io import load_results
+
+    shares = [e.telemetry.figures.process_cpu_util_pct / (100 * (os.cpu_count() or 1))
+              for e in load_results(path).decode if e.telemetry is not None and e.telemetry.figures.process_cpu_util_pct]
+    return min(shares) if shares else float("nan")
+
+
+@contextmanager
+def cpu_hogs(count: int):
+    """``count`` busy-loop processes for the duration of the block, killed after it."""
+    hogs = [subprocess.Popen([sys.executable, "-c", HOG]) for _ in range(count)]
+    try:
+        yield hogs
+    finally:
+        for h in hogs:
+            h.kill()
+            h.wait()
+
+
+def _inproc(*args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-m", "inproc", *args], capture_output=True, text=True, env=env, cwd=ROOT)
+
+
+def _run(path: Path) -> None:
+    p = _inproc("run", str(PROFILE), "--out", str(path), "--force")
+    if p.returncode != 0:
+        sys.exit(f"inproc run failed:\n{p.stderr[-3000:]}")
+
+
+def _compare(base: Path, new: Path) -> dict:
+    p = _inproc("compare", str(base), str(new), "--format", "json")
+    if p.returncode not in (0, 1):
+        sys.exit(f"inproc compare failed (exit {p.returncode}): {p.stderr.strip()}")
+    doc = json.loads(p.stdout)
+    if doc["exit_code"] != p.returncode:
+        sys.exit(f"compare's JSON says exit {doc['exit_code']}, the process exited {p.returncode}")
+    return doc
+
+
+def _tally(doc: dict) -> tuple[int, int, int, list[str]]:
+    """(cells judged, cells with a row called slower, cells with a row called slower or faster, slower rows)."""
+    judged = {r["cell"] for r in doc["rows"] if r["verdict"] in ("slower", "faster", "not significant")}
+    slower = {r["cell"] for r in doc["rows"] if r["verdict"] == "slower"}
+    changed = {r["cell"] for r in doc["rows"] if r["verdict"] in ("slower", "faster")}
+    rows = [f"{r['cell']} {r['metric']} {r['ratio']:.2f}" for r in doc["rows"] if r["verdict"] == "slower"]
+    return len(judged), len(slower), len(changed), rows
+
+
+def _false_positives(title: str, docs: list[tuple[str, dict]]) -> None:
+    cells = slow = changed = clean_pairs = 0
+    for name, doc in docs:
+        j, s, c, rows = _tally(doc)
+        cells, slow, changed, clean_pairs = cells + j, slow + s, changed + c, clean_pairs + (s == 0)
+        print(f"  {name}: {s} of {j} cells called slower, {c} slower or faster; exit {doc['exit_code']}"
+              + (f"  ({', '.join(rows)})" if rows else ""))
+    if docs and cells:
+        print(f"{title}: false-positive rate {slow / cells:.1%} of cells called slower, {changed / cells:.1%} slower "
+              f"or faster; {clean_pairs} of {len(docs)} comparisons call no cell slower")
+
+
+def compare_bench(runs: int) -> None:
+    out = Path(tempfile.mkdtemp(prefix="inproc-bench-compare-"))
+    clean = []
+    for i in range(runs):
+        idle = wait_until_idle()
+        path = out / f"clean-{i + 1}.json"
+        _run(path)
+        clean.append(path)
+        print(f"clean run {i + 1}: least CPU share in a cell {cpu_share(path):.0%} of all cores"
+              + ("" if idle else " (the machine never went idle before it)"), flush=True)
+    print("Same build, one run against one run (within-run tests):")
+    _false_positives("pairs", [(f"{a.stem} vs {b.stem}", _compare(a, b)) for a, b in itertools.combinations(clean, 2)])
+    if runs >= 3:
+        print("Same build, each run against a baseline of the others (between-run spread):")
+        docs = []
+        for path in clean:
+            base = out / f"without-{path.stem}.json"
+            _inproc("baseline", *[str(c) for c in clean if c != path], "-o", str(base), "--force")
+            docs.append((f"{path.stem} vs the other {runs - 1}", _compare(base, path)))
+        _false_positives("leave-one-out", docs)
+    wait_until_idle()
+    hogged = out / "hogged.json"
+    with cpu_hogs(os.cpu_count() or 1) as hogs:
+        _run(hogged)
+    print(f"Run with {len(hogs)} CPU hogs: least CPU share in a cell {cpu_share(hogged):.0%} of all cores")
+    base_all = out / "baseline-all.json"
+    _inproc("baseline", *map(str, clean), "-o", str(base_all), "--force")
+    for name, base in ((clean[0].stem, clean[0]), (f"baseline of {runs}", base_all)):
+        doc = _compare(base, hogged)
+        j, s, _, _ = _tally(doc)
+        tok = [r for r in doc["rows"] if r["metric"] == "tok_s" and r["ratio"] is not None]
+        ratios = ", ".join(f"{r['cell']} {r['ratio']:.2f}" for r in tok)
+        print(f"  hogged vs {name}: {s} of {j} cells slower, exit {doc['exit_code']} (expected 1); "
+              f"tok/s new/baseline: {ratios}")
+    print(f"files: {out}")
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("what", nargs="?", default="all", choices=("fidelity", "overhead", "all"))
+    ap.add_argument("what", nargs="?", default="all", choices=("fidelity", "overhead", "compare", "all"))
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--runs", type=int, default=4, help="compare: clean runs of the same build (at least 2)")
     a = ap.parse_args()
     if a.what in ("fidelity", "all"):
         fidelity(a.rounds)
     if a.what in ("overhead", "all"):
         overhead()
+    if a.what in ("compare", "all"):
+        compare_bench(max(2, a.runs))
