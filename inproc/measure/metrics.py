@@ -83,7 +83,8 @@ def subwindows(trace: CellTrace, w: Window, sub_s: float | None = None, every_st
     """The window cut into consecutive sub-windows, by time (``sub_s`` seconds) or by ``every_steps`` steps.
 
     By time, a step of the window belongs to sub-window k = ceil((its end − window open) ÷
-    ``sub_s``); by steps, steps first..first+k−1 form the first sub-window, and so on.
+    ``sub_s``); by steps, the window's first ``every_steps`` steps form the first sub-window,
+    the next ``every_steps`` the second, and so on.
     Each sub-window that holds a step runs from the end of the previous one's last step (the
     window open for the first) to the end of its own last step, so the sub-windows tile the
     window exactly: their :func:`output_tokens` add up to the window's and their lengths to
