@@ -32,11 +32,16 @@ def _value(metric: str, v: float | None) -> str:
     return tok_s(v) + " tok/s" if METRICS[metric].unit == "tok/s" else ms(v, 1)
 
 
+def _factor(x: float) -> str:
+    """A ratio: three decimals near 1, three significant digits far from it (a 2-run interval can span 10^6)."""
+    return f"{x:.3f}" if 0.001 <= x < 1000 else f"{x:.3g}"
+
+
 def _ratio(r: Row) -> tuple[str, str]:
     e = r.estimate
     if e is None:
         return DASH, DASH
-    return f"{e.ratio:.3f}", f"[{e.interval.low:.3f}, {e.interval.high:.3f}]"
+    return _factor(e.ratio), f"[{_factor(e.interval.low)}, {_factor(e.interval.high)}]"
 
 
 def _cells(r: Row) -> list[str]:
