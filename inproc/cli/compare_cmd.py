@@ -12,7 +12,7 @@ import click
 
 from inproc.compare.estimate import StatSettings
 from inproc.compare.keys import check_one_profile
-from inproc.compare.samples import METRICS, SubWindowing
+from inproc.compare.samples import METRICS, MIN_SUBWINDOWS, SUB_WINDOW_S, SubWindowing
 from inproc.compare.verdicts import CompareSettings, compare_runs
 from inproc.errors import UsageError
 from inproc.record.baseline import RunSet, load_runs
@@ -42,7 +42,7 @@ def parse_metrics(text: str) -> tuple[str, ...]:
 
 
 def parse_sub_window(text: str | None) -> SubWindowing:
-    """``0.5s`` (seconds) or ``16steps``; None: the default (1 s, or a tenth of a shorter window)."""
+    """``0.5s`` (seconds) or ``16steps``; None: the default (``samples.SUB_WINDOW_S``, or less in a short window)."""
     if text is None:
         return SubWindowing()
     m = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*(s|steps?)\s*", text)
@@ -87,8 +87,9 @@ def check_output(output: str, inputs: tuple[str, ...]) -> None:
               help="text: aligned rows; md: GitHub Markdown (for $GITHUB_STEP_SUMMARY); json: every figure.")
 @click.option("--allow-different", "allow", multiple=True, metavar="KEY",
               help="Compare although KEY differs, e.g. engine.version (repeatable; a prefix such as plan works).")
-@click.option("--sub-window", help="Cut each window for tok_s samples: seconds (0.5s) or steps (16steps). "
-                                   "Default: 1 s, or a tenth of a window shorter than 10 s.")
+@click.option("--sub-window", help=f"Cut each window for tok_s samples: seconds (0.5s) or steps (16steps). Default: "
+                                   f"{SUB_WINDOW_S:g} s, or 1/{MIN_SUBWINDOWS} of a window shorter than "
+                                   f"{SUB_WINDOW_S * MIN_SUBWINDOWS:g} s.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here instead of stdout.")
 def compare(baseline_path, new_path, threshold, metrics, fmt, allow, sub_window, output) -> int:
     """Compare NEW (a results file) against BASELINE (a results file, or a baseline from 'inproc baseline')."""

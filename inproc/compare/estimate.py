@@ -47,6 +47,8 @@ class Estimate:
 
 @dataclass(frozen=True)
 class StatSettings:
+    """How the tests run: the confidence of every interval, the bootstrap's resamples and seed, the sub-windows."""
+
     confidence: float = 0.95
     resamples: int = 2000
     seed: int = 0
