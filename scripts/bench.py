@@ -14,7 +14,8 @@
              A clean run is made again (--tries) when another process took CPU during it
              (its own telemetry: under 90 % of all cores in some cell); the rates are given
              over all cells and over the cells no other process contended. --quick runs
-             the fixtures' 2 x 2 matrix of 1 s windows instead of the profile's.
+             the fixtures' 2 x 2 matrix of 1 s windows instead of the profile's; --files
+             (and --hogged) re-read saved runs, e.g. tests/fixtures/compare/run-*.json.
 
 Run in the vLLM environment:  .venv-vllm/bin/python scripts/bench.py [fidelity|overhead|compare|all]
 Machines like ours are noisy: the script alternates the two sides and reports medians;
@@ -173,8 +174,8 @@ def _run(path: Path) -> None:
         sys.exit(f"inproc run failed:\n{p.stderr[-3000:]}")
 
 
-def _compare(base: Path, new: Path) -> dict:
-    p = _inproc("compare", str(base), str(new), "--format", "json")
+def _compare(base: Path, new: Path, threshold: str = "5%") -> dict:
+    p = _inproc("compare", str(base), str(new), "--format", "json", "--threshold", threshold)
     if p.returncode not in (0, 1):
         sys.exit(f"inproc compare failed (exit {p.returncode}): {p.stderr.strip()}")
     doc = json.loads(p.stdout)
@@ -196,12 +197,13 @@ def _tally(doc: dict, skip: set[str]) -> tuple[int, int, int, list[str]]:
 def _rates(title: str, tallies: list[tuple[int, int, int, list[str]]]) -> None:
     cells = sum(t[0] for t in tallies)
     slow, changed = sum(t[1] for t in tallies), sum(t[2] for t in tallies)
-    clean = sum(1 for t in tallies if t[1] == 0)
+    counted = [t for t in tallies if t[0]]
     if not cells:
         print(f"{title}: no cell left to count")
         return
+    clean = sum(1 for t in counted if t[1] == 0)
     print(f"{title}: false-positive rate {slow / cells:.1%} of cells called slower, {changed / cells:.1%} slower "
-          f"or faster ({cells} cells); {clean} of {len(tallies)} comparisons call no cell slower", flush=True)
+          f"or faster ({cells} cells); {clean} of {len(counted)} comparisons call no cell slower", flush=True)
 
 
 def _false_positives(title: str, docs: list[tuple[str, dict, set[str]]]) -> None:
@@ -228,37 +230,51 @@ def _clean_run(path: Path, tries: int) -> None:
               f"  another process took CPU during it; kept after {tries} tries", flush=True)
 
 
-def compare_bench(runs: int, tries: int = 2) -> None:
-    out = Path(tempfile.mkdtemp(prefix="inproc-bench-compare-"))
-    clean = [out / f"clean-{i + 1}.json" for i in range(runs)]
-    for path in clean:
-        _clean_run(path, tries)
+def _same_build(clean: list[Path], out: Path) -> None:
     busy = {p: contended_cells(p) for p in clean}
     print("Same build, one run against one run (within-run tests):")
-    _false_positives("pairs", [(f"{a.stem} vs {b.stem}", _compare(a, b), busy[a] | busy[b])
-                               for a, b in itertools.combinations(clean, 2)])
-    if runs >= 3:
+    pairs = list(itertools.combinations(clean, 2))
+    _false_positives("pairs", [(f"{a.stem} vs {b.stem}", _compare(a, b), busy[a] | busy[b]) for a, b in pairs])
+    for threshold in ("10%", "20%"):  # what a wider threshold buys a single-run comparison
+        _rates(f"pairs at --threshold {threshold}, uncontended cells",
+               [_tally(_compare(a, b, threshold), busy[a] | busy[b]) for a, b in pairs])
+    if len(clean) >= 3:
         print("Same build, each run against a baseline of the others (between-run spread):")
         docs = []
         for path in clean:
             base = out / f"without-{path.stem}.json"
             _inproc("baseline", *[str(c) for c in clean if c != path], "-o", str(base), "--force")
-            docs.append((f"{path.stem} vs the other {runs - 1}", _compare(base, path), set().union(*busy.values())))
+            docs.append((f"{path.stem} vs the other {len(clean) - 1}", _compare(base, path), set().union(*busy.values())))
         _false_positives("leave-one-out", docs)
-    wait_until_idle()
-    hogged = out / "hogged.json"
-    with cpu_hogs(os.cpu_count() or 1) as hogs:
-        _run(hogged)
-    print(f"Run with {len(hogs)} CPU hogs: least CPU share in a cell {cpu_share(hogged):.0%} of all cores")
+
+
+def _slowdown(clean: list[Path], hogged: Path, out: Path) -> None:
+    print(f"Run under CPU hogs ({hogged.name}): least CPU share in a cell {cpu_share(hogged):.0%} of all cores")
     base_all = out / "baseline-all.json"
     _inproc("baseline", *map(str, clean), "-o", str(base_all), "--force")
-    for name, base in ((clean[0].stem, clean[0]), (f"baseline of {runs}", base_all)):
+    for name, base in ((clean[0].stem, clean[0]), (f"baseline of {len(clean)}", base_all)):
         doc = _compare(base, hogged)
         j, s, _, _ = _tally(doc, set())
         tok = [r for r in doc["rows"] if r["metric"] == "tok_s" and r["ratio"] is not None]
         ratios = ", ".join(f"{r['cell']} {r['ratio']:.2f}" for r in tok)
         print(f"  hogged vs {name}: {s} of {j} cells slower, exit {doc['exit_code']} (expected 1); "
               f"tok/s new/baseline: {ratios}")
+
+
+def compare_bench(runs: int, tries: int = 2, files: list[Path] | None = None, hogged: Path | None = None) -> None:
+    """Measure (or, with ``files``, re-read saved clean runs and a saved ``hogged`` run) and print the rates."""
+    out = Path(tempfile.mkdtemp(prefix="inproc-bench-compare-"))
+    clean = files or [out / f"clean-{i + 1}.json" for i in range(runs)]
+    if not files:
+        for path in clean:
+            _clean_run(path, tries)
+    _same_build(clean, out)
+    if hogged is None:
+        wait_until_idle()
+        hogged = out / "hogged.json"
+        with cpu_hogs(os.cpu_count() or 1):
+            _run(hogged)
+    _slowdown(clean, hogged, out)
     print(f"files: {out}")
 
 
@@ -269,6 +285,8 @@ if __name__ == "__main__":
     ap.add_argument("--runs", type=int, default=4, help="compare: clean runs of the same build (at least 2)")
     ap.add_argument("--tries", type=int, default=2, help="compare: attempts at each clean run on an idle machine")
     ap.add_argument("--quick", action="store_true", help="compare: a 2 x 2 matrix of 1 s windows, not the profile's")
+    ap.add_argument("--files", nargs="+", type=Path, help="compare: saved clean runs to re-read instead of running")
+    ap.add_argument("--hogged", type=Path, help="compare, with --files: a saved run made under CPU hogs")
     a = ap.parse_args()
     RUN_FLAGS = QUICK if a.quick else ()
     if a.what in ("fidelity", "all"):
@@ -276,4 +294,4 @@ if __name__ == "__main__":
     if a.what in ("overhead", "all"):
         overhead()
     if a.what in ("compare", "all"):
-        compare_bench(max(2, a.runs), a.tries)
+        compare_bench(max(2, a.runs), a.tries, a.files, a.hogged)
