@@ -77,8 +77,8 @@ def summary_line(c: Comparison) -> str:
 
 
 def _geomeans(c: Comparison) -> str:
-    parts = [f"{g.metric} {g.ratio:.3f} ({g.cells} cells)" if g.ratio is not None else f"{g.metric} {DASH} (no cells)"
-             for g in c.geomeans]
+    parts = [f"{g.metric} {g.ratio:.3f} ({g.cells} cell{'s' if g.cells > 1 else ''})" if g.ratio is not None
+             else f"{g.metric} {DASH} (no cells)" for g in c.geomeans]
     return "Geometric mean of new ÷ baseline over comparable cells: " + " · ".join(parts)
 
 
