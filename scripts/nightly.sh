@@ -8,6 +8,8 @@
 #       Exit code: compare's (0 nothing regressed, 1 a regression, 2 bad input or no baseline).
 #   scripts/nightly.sh baseline PROFILE RUNS BASELINE OUTDIR [inproc run flags...]
 #       RUNS runs (each with its own prompt seed) -> OUTDIR/baseline-run-N.json, folded into BASELINE.
+#   scripts/nightly.sh compare BASELINE NEW OUTDIR
+#       Only the compare and the reports of "run", for a run made already.
 #   scripts/nightly.sh cpu [OUTDIR]
 #       The CPU variant (scripts/test.sh runs it): a baseline of one tiny run of the default CPU
 #       profile, a second run compared against it (each run is mostly the engine's 20-30 s start,
@@ -92,6 +94,7 @@ cmd_cpu() {  # [OUTDIR]
 case "${1:-}" in
   run) shift; [[ $# -ge 3 ]] || { echo "usage: $0 run PROFILE BASELINE OUTDIR [run flags...]" >&2; exit 2; }; cmd_run "$@" ;;
   baseline) shift; [[ $# -ge 4 ]] || { echo "usage: $0 baseline PROFILE RUNS BASELINE OUTDIR [run flags...]" >&2; exit 2; }; cmd_baseline "$@" ;;
+  compare) shift; [[ $# -eq 3 ]] || { echo "usage: $0 compare BASELINE NEW OUTDIR" >&2; exit 2; }; mkdir -p "$3"; compare_and_report "$@" ;;
   cpu) shift; cmd_cpu "$@" ;;
-  *) echo "usage: $0 run|baseline|cpu ... (see the comment at the top of $0)" >&2; exit 2 ;;
+  *) echo "usage: $0 run|baseline|compare|cpu ... (see the comment at the top of $0)" >&2; exit 2 ;;
 esac
