@@ -6,7 +6,9 @@ import sys
 import click
 
 from inproc import __version__
+from inproc.cli.baseline_cmd import baseline
 from inproc.cli.cell_cmd import cell
+from inproc.cli.compare_cmd import compare
 from inproc.cli.profile_cmd import profile
 from inproc.cli.report_cmd import report
 from inproc.cli.run_cmd import run
@@ -27,6 +29,8 @@ cli.add_command(cell)
 cli.add_command(profile)
 cli.add_command(report)
 cli.add_command(sweep)
+cli.add_command(compare)
+cli.add_command(baseline)
 
 
 def main(argv: list[str] | None = None) -> None:

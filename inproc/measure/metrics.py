@@ -86,6 +86,35 @@ def total_tok_s(trace: CellTrace, w: Window) -> float:
     return output_tokens(trace, w) / w.length_s if w.length_s > 0 else 0.0
 
 
+def subwindows(trace: CellTrace, w: Window, sub_s: float | None = None, every_steps: int | None = None) -> list[Window]:
+    """The window cut into consecutive sub-windows, by time (``sub_s`` seconds) or by ``every_steps`` steps.
+
+    By time, a step of the window belongs to sub-window k = ceil((its end − window open) ÷
+    ``sub_s``); by steps, the window's first ``every_steps`` steps form the first sub-window,
+    the next ``every_steps`` the second, and so on.
+    Each sub-window that holds a step runs from the end of the previous one's last step (the
+    window open for the first) to the end of its own last step, so the sub-windows tile the
+    window exactly: their :func:`output_tokens` add up to the window's and their lengths to
+    :func:`measured_for_s`. A last sub-window shorter than half a sub-window (under
+    ``sub_s`` ÷ 2 seconds, or under ``every_steps`` ÷ 2 steps) joins the one before it.
+    """
+    by_time = sub_s is not None and sub_s > 0 and every_steps is None
+    if not by_time and not (sub_s is None and every_steps is not None and every_steps >= 1):
+        raise ValueError(f"give sub_s > 0 or every_steps >= 1, not sub_s={sub_s!r}, every_steps={every_steps!r}")
+    ends = trace.steps.t_end_s[w.first_step : w.last_step + 1]
+    group = np.ceil((ends - w.open_s) / sub_s) if by_time else np.arange(ends.size) // every_steps
+    last = np.append(np.flatnonzero(np.diff(group)), ends.size - 1)  # index of each sub-window's last step
+    if last.size > 1:
+        prev = last[-2]
+        short = (ends[-1] - ends[prev] < sub_s / 2) if by_time else (last[-1] - prev < every_steps / 2)
+        if short:
+            last = np.delete(last, -2)
+    firsts = np.concatenate([[0], last[:-1] + 1])
+    opens = np.concatenate([[w.open_s], ends[last[:-1]]])
+    return [Window(float(o), float(ends[b]), w.first_step + int(a), w.first_step + int(b))
+            for o, a, b in zip(opens, firsts, last)]
+
+
 def per_request_tok_s(trace: CellTrace, w: Window) -> float | None:
     """Mean over requests of one request's decode rate inside the window.
 

@@ -60,6 +60,7 @@ from inproc.types import Capacity, KVCacheGroup
 
 SCHEMA_VERSION = 5
 RESULTS_HINT = "Give the JSON written by 'inproc run --out'."
+BASELINE_KIND = "inproc-baseline"  # the "kind" of a baseline file (inproc.record.baseline), which holds runs
 
 
 # -- writing -------------------------------------------------------------------------
@@ -154,35 +155,46 @@ def load_results(path: str | os.PathLike) -> RunRecord:
     A missing, foreign or newer file is a one-line :class:`UsageError`.
     """
     p = Path(path)
-    data, version = read_versioned(p, "schema_version", SCHEMA_VERSION, "results file", RESULTS_HINT,
-                                   f"No results file at {str(path)!r}. {RESULTS_HINT}")
+    return record_from_json(read_json(p, "results file", f"No results file at {str(path)!r}. {RESULTS_HINT}"), str(p))
+
+
+def record_from_json(data: Any, where: str) -> RunRecord:
+    """A results JSON object of any known version (read from ``where``) as a record; one-line errors."""
+    if isinstance(data, dict) and data.get("kind") == BASELINE_KIND:
+        raise UsageError(f"{where}: a baseline of several runs, not one results file. "
+                         "Give it to 'inproc compare', or give one of the runs it was made from.")
+    version = check_version(data, "schema_version", SCHEMA_VERSION, "results file", RESULTS_HINT, where)
     try:
         return dataclasses.replace(from_json(migrate(data)), schema_version=version)
     except (KeyError, TypeError, ValueError, AttributeError) as e:  # right version, wrong content
-        raise UsageError(f"{p}: not a results file ({type(e).__name__}: {e}). {RESULTS_HINT}") from None
+        raise UsageError(f"{where}: not a results file ({type(e).__name__}: {e}). {RESULTS_HINT}") from None
 
 
-def read_versioned(p: Path, key: str, current: int, what: str, hint: str, missing: str) -> tuple[dict[str, Any], int]:
-    """(data, version) of an inproc JSON file whose ``key`` holds its format version.
-
-    A missing file (``missing``: the message), bad JSON, a file without the key, or a
-    version newer than ``current`` is a one-line :class:`UsageError`, with the fix.
-    """
+def read_json(p: Path, what: str, missing: str) -> Any:
+    """The JSON in ``p``; a missing file (``missing``: the message) or bad JSON is a one-line :class:`UsageError`."""
     if not p.is_file():
         raise UsageError(missing)
     try:
-        data = json.loads(p.read_text())
+        return json.loads(p.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise UsageError(f"{p}: not a {what} (invalid JSON: {e}).") from None
+
+
+def check_version(data: Any, key: str, current: int, what: str, hint: str, where: str) -> int:
+    """The format version an inproc JSON object holds in ``key``.
+
+    An object without the key, or with a version newer than ``current``, is a one-line
+    :class:`UsageError` naming ``where``, with the fix.
+    """
     if not isinstance(data, dict) or key not in data:
-        raise UsageError(f"{p}: not an inproc {what} (no {key}). {hint}".rstrip())
+        raise UsageError(f"{where}: not an inproc {what} (no {key}). {hint}".rstrip())
     version = data[key]
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise UsageError(f"{p}: {key} {version!r} is not an inproc schema. {hint}".rstrip())
+        raise UsageError(f"{where}: {key} {version!r} is not an inproc schema. {hint}".rstrip())
     if version > current:
-        raise UsageError(f"{p}: {key} {version} is newer than this inproc reads (up to {current}). "
+        raise UsageError(f"{where}: {key} {version} is newer than this inproc reads (up to {current}). "
                          "Upgrade inproc to read it (pip install -U inproc, or pull the checkout that wrote it).")
-    return data, version
+    return version
 
 
 def migrate(data: dict[str, Any]) -> dict[str, Any]:

@@ -62,6 +62,7 @@ def definitions() -> list[Definition]:
         Definition("Average active requests", doc(m.avg_active)),
         Definition("Completed requests", doc(m.completed_requests) + " Prefill rows: samples taken."),
         Definition("Output tokens", doc(m.output_tokens)),
+        Definition("Sub-window", doc(m.subwindows, full=True)),
         Definition("Measured for", doc(m.measured_for_s)),
         Definition("Max waiting", doc(m.max_waiting)),
         Definition("Harness overhead", doc(m.harness_overhead)),

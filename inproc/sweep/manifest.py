@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from inproc.errors import UsageError
-from inproc.record.io import read_versioned, write_text_atomic
+from inproc.record.io import check_version, read_json, write_text_atomic
 from inproc.sweep.plan import Variant, Vary
 
 SWEEP_FILE = "sweep.json"
@@ -134,8 +134,8 @@ def from_json(d: dict[str, Any]) -> Sweep:
 def load_sweep(directory: str | os.PathLike) -> Sweep:
     """Read ``DIR/sweep.json``; a missing, foreign or newer file is a one-line :class:`UsageError`."""
     p = sweep_path(directory)
-    data, _ = read_versioned(p, "sweep_version", SWEEP_VERSION, "sweep file", "",
-                             f"No {SWEEP_FILE} in {str(directory)!r}: not a sweep folder. 'inproc sweep --out DIR' makes one.")
+    data = read_json(p, "sweep file", f"No {SWEEP_FILE} in {str(directory)!r}: not a sweep folder. 'inproc sweep --out DIR' makes one.")
+    check_version(data, "sweep_version", SWEEP_VERSION, "sweep file", "", str(p))
     try:
         return from_json(data)
     except (KeyError, TypeError, ValueError) as e:

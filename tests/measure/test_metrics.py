@@ -89,3 +89,43 @@ def test_prefill_figures():
     assert m.prefill_ttft_s(tr) == pytest.approx(0.5)
     assert m.prompt_tok_s(tr) == pytest.approx(4096 / 0.5)
     assert m.prefill_steps(tr) == 3
+
+
+def _sub_bounds(subs):
+    return [(s.open_s, s.close_s, s.first_step, s.last_step) for s in subs]
+
+
+def test_subwindows_by_time_tile_the_window():
+    # Steps end every 0.125 s; the window opens at step 0's end and holds steps 1..8 (0.25 .. 1.125).
+    ends = [0.125 * (i + 1) for i in range(12)]
+    a = req("a", range(12))
+    tr = make_trace(ends, [1] * 12, [a], open_s=0.125, window_s=1.0)
+    w = m.window(tr)
+    subs = m.subwindows(tr, w, sub_s=0.25)
+    # Step k belongs to ceil((its end - 0.125) / 0.25): steps 1-2, 3-4, 5-6, 7-8.
+    assert _sub_bounds(subs) == [(0.125, 0.375, 1, 2), (0.375, 0.625, 3, 4), (0.625, 0.875, 5, 6), (0.875, 1.125, 7, 8)]
+    assert sum(m.output_tokens(tr, s) for s in subs) == m.output_tokens(tr, w) == 8
+    assert sum(m.measured_for_s(s) for s in subs) == pytest.approx(m.measured_for_s(w))
+    assert [m.total_tok_s(tr, s) for s in subs] == pytest.approx([8.0] * 4)
+
+
+def test_subwindows_short_tail_joins_and_empty_ones_are_skipped():
+    ends = [0.125 * (i + 1) for i in range(12)]
+    tr = make_trace(ends, [1] * 12, [req("a", range(12))], open_s=0.125, window_s=1.125)  # steps 1..9
+    # By 0.5 s: steps 1-4, 5-8, then step 9 alone (0.125 s < 0.25 s): it joins the second.
+    assert _sub_bounds(m.subwindows(tr, m.window(tr), sub_s=0.5)) == [(0.125, 0.625, 1, 4), (0.625, 1.25, 5, 9)]
+    # One step of 0.625 s covers sub-windows 2 and 3 without ending in them: its time goes to sub-window 4.
+    tr = make_trace([0.125, 0.25, 0.375, 1.0, 1.125], [1] * 5, [req("a", range(5))], open_s=0.125, window_s=1.0)
+    assert _sub_bounds(m.subwindows(tr, m.window(tr), sub_s=0.25)) == [(0.125, 0.375, 1, 2), (0.375, 1.125, 3, 4)]
+
+
+def test_subwindows_by_steps():
+    ends = [0.125 * (i + 1) for i in range(12)]
+    tr = make_trace(ends, [1] * 12, [req("a", range(12))], open_s=0.125, window_s=1.0)  # steps 1..8
+    assert [(s.first_step, s.last_step) for s in m.subwindows(tr, m.window(tr), every_steps=3)] == [(1, 3), (4, 6), (7, 8)]
+    tr = make_trace(ends, [1] * 12, [req("a", range(12))], open_s=0.125, window_s=0.875)  # steps 1..7
+    # The last group would hold 1 step, under half of 3: it joins the one before.
+    assert [(s.first_step, s.last_step) for s in m.subwindows(tr, m.window(tr), every_steps=3)] == [(1, 3), (4, 7)]
+    for bad in ({}, {"sub_s": 0.0}, {"every_steps": 0}, {"sub_s": 1.0, "every_steps": 2}):
+        with pytest.raises(ValueError):
+            m.subwindows(tr, m.window(tr), **bad)

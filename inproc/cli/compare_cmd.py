@@ -1,0 +1,110 @@
+"""``inproc compare BASELINE NEW``: per cell and metric, is NEW slower, faster, or the same within the noise?
+
+Exit code: 0 nothing regressed, 1 a regression, 2 bad input (one line on stderr).
+"""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import click
+
+from inproc.compare.estimate import StatSettings
+from inproc.compare.keys import check_one_profile
+from inproc.compare.samples import METRICS, MIN_SUBWINDOWS, SUB_WINDOW_S, SubWindowing
+from inproc.compare.verdicts import CompareSettings, compare_runs
+from inproc.errors import UsageError
+from inproc.record.baseline import RunSet, load_runs
+from inproc.record.io import write_text_atomic
+from inproc.render.compare import render_compare_json, render_compare_markdown, render_compare_text
+
+RENDERERS = {"text": render_compare_text, "md": render_compare_markdown, "json": render_compare_json}
+DEFAULTS = CompareSettings()
+
+
+def parse_threshold(text: str) -> float:
+    """``5%`` -> 0.05; the percent sign is required, so 0.05 is never read as 5 %."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*%\s*", text)
+    if not m:
+        raise UsageError(f"Bad --threshold {text!r}. Give a percentage, e.g. 5% or 2.5%.")
+    return float(m.group(1)) / 100
+
+
+def parse_metrics(text: str) -> tuple[str, ...]:
+    names = tuple(t.strip() for t in text.split(",") if t.strip())
+    for name in names:
+        if name not in METRICS:
+            raise UsageError(f"Unknown --metric {name!r}. Metrics: {', '.join(METRICS)}.")
+    if not names:
+        raise UsageError(f"Empty --metric {text!r}. Metrics: {', '.join(METRICS)}.")
+    return names
+
+
+def parse_sub_window(text: str | None) -> SubWindowing:
+    """``0.5s`` (seconds) or ``16steps``; None: the default (``samples.SUB_WINDOW_S``, or less in a short window)."""
+    if text is None:
+        return SubWindowing()
+    m = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*(s|steps?)\s*", text)
+    value = float(m.group(1)) if m else 0.0
+    if not m or value <= 0 or (m.group(2) != "s" and not value.is_integer()):
+        raise UsageError(f"Bad --sub-window {text!r}. Give seconds or steps above 0, e.g. 0.5s or 16steps.")
+    return SubWindowing(sub_s=value) if m.group(2) == "s" else SubWindowing(steps=int(value))
+
+
+def check_baseline(side: RunSet, allow: tuple[str, ...]) -> None:
+    """A baseline file must hold runs of one profile (what ``inproc baseline`` checked when it was made)."""
+    if side.baseline and len(side.runs) > 1:
+        labels = side.sources if len(side.sources) == len(side.runs) else [f"run {i + 1}" for i in range(len(side.runs))]
+        check_one_profile(side.runs, labels, allow, f"Baseline {side.path}")
+
+
+def check_output(output: str, inputs: tuple[str, ...]) -> None:
+    """A report never replaces an input, nor any results or baseline file."""
+    out = Path(output)
+    if out.is_dir():
+        raise UsageError(f"-o {output!r} is a directory. Give a file path, e.g. {out / 'compare.md'}.")
+    if not out.exists():
+        return
+    if any(Path(i).exists() and out.samefile(i) for i in inputs):
+        raise UsageError(f"-o {output!r} is one of the files compared. Give a new path, e.g. compare.md.")
+    try:
+        data = json.loads(out.read_text())
+    except (ValueError, UnicodeDecodeError):
+        return
+    if isinstance(data, dict) and ("schema_version" in data or "baseline_version" in data):
+        raise UsageError(f"-o {output!r} is a results or baseline file, not a report. Give another path.")
+
+
+@click.command()
+@click.argument("baseline_path", metavar="BASELINE")
+@click.argument("new_path", metavar="NEW")
+@click.option("--threshold", default=f"{DEFAULTS.threshold * 100:g}%", show_default=True,
+              help="A change counts only beyond this factor (and only when significant).")
+@click.option("--metric", "metrics", default=",".join(DEFAULTS.metrics), show_default=True,
+              help=f"Metrics to compare: {', '.join(METRICS)}.")
+@click.option("--format", "fmt", type=click.Choice(tuple(RENDERERS)), default="text", show_default=True,
+              help="text: aligned rows; md: GitHub Markdown (for $GITHUB_STEP_SUMMARY); json: every figure.")
+@click.option("--allow-different", "allow", multiple=True, metavar="KEY",
+              help="Compare although KEY differs, e.g. engine.version (repeatable; a prefix such as plan works).")
+@click.option("--sub-window", help=f"Cut each window for tok_s samples: seconds (0.5s) or steps (16steps). Default: "
+                                   f"{SUB_WINDOW_S:g} s, or 1/{MIN_SUBWINDOWS} of a window shorter than "
+                                   f"{SUB_WINDOW_S * MIN_SUBWINDOWS:g} s.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here instead of stdout.")
+def compare(baseline_path, new_path, threshold, metrics, fmt, allow, sub_window, output) -> int:
+    """Compare NEW (a results file) against BASELINE (a results file, or a baseline from 'inproc baseline')."""
+    settings = CompareSettings(parse_threshold(threshold), parse_metrics(metrics), tuple(allow),
+                               StatSettings(cutting=parse_sub_window(sub_window)))
+    if output:
+        check_output(output, (baseline_path, new_path))
+    base, new = load_runs(baseline_path), load_runs(new_path)
+    for side in (base, new):
+        check_baseline(side, settings.allow_different)
+    result = compare_runs(base.runs, new.runs, settings, baseline_path, new_path)
+    text = RENDERERS[fmt](result)
+    if output:
+        write_text_atomic(output, text)
+        click.echo(f"compare: {output}", err=True)
+    else:
+        click.echo(text, nl=False)
+    return result.exit_code

@@ -1,0 +1,226 @@
+"""The comparison of two sets of runs: one row per decode cell and metric, each with its verdict.
+
+Verdicts (``VERDICTS``):
+
+- **faster** / **slower** — the change is significant (see ``inproc.compare.estimate``) *and*
+  beyond the threshold: the figure moved by more than ``threshold`` in the better or worse
+  direction (tok/s: up is faster; TBT and TTFT: down is faster), as a factor
+  (1.06x slower counts at 5 %, 1.04x does not).
+- **not significant** — no significant change, or one within the threshold.
+- **not comparable** — the cell is not Valid in both (Requests queued, Looped, Error, not
+  run), or throttled in either run, or the metric has too few samples; the ratio is shown
+  where it exists, but it is never called slower or faster.
+- **status changed** — the cell's status differs (Valid → Requests queued); never called slower.
+- **new** / **missing** — the cell is only in the new run / only in the baseline.
+
+A run regresses when a row is slower, or a cell that was Valid is no longer Valid; the
+exit code is 1 then, else 0.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from inproc import types as st
+from inproc.compare.estimate import Estimate, StatSettings, estimate
+from inproc.compare.keys import KeyDiff, check_allow_keys, differing, split_allowed
+from inproc.compare.samples import METRICS
+from inproc.compare.stats import geometric_mean
+from inproc.errors import UsageError
+from inproc.record.schema import DecodeEntry, RunRecord
+
+FASTER, SLOWER, NOT_SIGNIFICANT = "faster", "slower", "not significant"
+NOT_COMPARABLE, STATUS_CHANGED, NEW, MISSING = "not comparable", "status changed", "new", "missing"
+VERDICTS = (SLOWER, FASTER, NOT_SIGNIFICANT, NOT_COMPARABLE, STATUS_CHANGED, NEW, MISSING)
+JUDGED = (SLOWER, FASTER, NOT_SIGNIFICANT)  # rows whose cells were comparable (the geometric mean's)
+
+
+@dataclass(frozen=True)
+class CompareSettings:
+    """What ``inproc compare`` judges and how; every field is a flag, these are its defaults."""
+
+    threshold: float = 0.05  # a change counts beyond this factor (5 %: 1.05x slower or faster)
+    metrics: tuple[str, ...] = tuple(METRICS)
+    allow_different: tuple[str, ...] = ()
+    tests: StatSettings = field(default_factory=StatSettings)
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.threshold < 1:
+            raise UsageError(f"Bad threshold {self.threshold * 100:g}%: give a percentage from 0% to below 100%, e.g. 5%.")
+        for name in self.metrics:
+            if name not in METRICS:
+                raise UsageError(f"Unknown metric {name!r}. Metrics: {', '.join(METRICS)}.")
+        if not self.metrics:
+            raise UsageError(f"No metric given. Metrics: {', '.join(METRICS)}.")
+        check_allow_keys(self.allow_different)
+
+
+@dataclass(frozen=True)
+class Row:
+    """One cell and metric: the verdict, why, and the estimate when both sides had one."""
+
+    context: int
+    concurrency: int
+    metric: str
+    verdict: str
+    reason: str = ""
+    estimate: Estimate | None = None
+    base_status: str = ""
+    new_status: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"{self.context}x{self.concurrency}"
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of the comparison, for the header: where it came from and what it holds."""
+
+    label: str
+    runs: int
+    profile: str
+    engine: str
+    created: tuple[str, ...]
+    window_s: float  # the plan's decode window (the first run's)
+
+
+@dataclass(frozen=True)
+class GeoMean:
+    metric: str
+    ratio: float | None  # geometric mean of new ÷ baseline over the comparable cells
+    cells: int
+
+
+@dataclass(frozen=True)
+class Comparison:
+    base: Side
+    new: Side
+    settings: CompareSettings
+    rows: tuple[Row, ...]
+    allowed: tuple[KeyDiff, ...]  # differences the user allowed
+    geomeans: tuple[GeoMean, ...]
+
+    @property
+    def regressions(self) -> tuple[Row, ...]:
+        """Slower rows, and one row per cell that was Valid in the baseline and is not any more."""
+        lost_valid: set[str] = set()
+        out = []
+        for r in self.rows:
+            if r.verdict == SLOWER:
+                out.append(r)
+            elif r.verdict == STATUS_CHANGED and r.base_status == st.VALID and r.key not in lost_valid:
+                lost_valid.add(r.key)
+                out.append(r)
+        return tuple(out)
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.regressions else 0
+
+
+def judge(est: Estimate, metric: str, threshold: float) -> tuple[str, str]:
+    """(verdict, reason) of a comparable row: significant and beyond the threshold, or not significant."""
+    slow = 1 / est.ratio if METRICS[metric].higher_is_better else est.ratio
+    change = f"{slow:.2f}x slower" if slow > 1 else f"{1 / slow:.2f}x faster"
+    if est.significant and max(slow, 1 / slow) > 1 + threshold:
+        return (SLOWER if slow > 1 else FASTER), change
+    if est.significant:
+        return NOT_SIGNIFICANT, f"{change}, within the {threshold * 100:g}% threshold"
+    return NOT_SIGNIFICANT, "within the noise" + (f" (p = {est.p:.2f})" if est.p is not None else "")
+
+
+def _status(entries: Sequence[DecodeEntry]) -> str | None:
+    statuses = {e.status for e in entries}
+    return statuses.pop() if len(statuses) == 1 else None
+
+
+def _disagree(entries: Sequence[DecodeEntry]) -> str:
+    counts = Counter(e.status for e in entries)
+    return ", ".join(f"{s} ×{n}" for s, n in counts.most_common())
+
+
+def _throttled(base: Sequence[DecodeEntry], new: Sequence[DecodeEntry]) -> str:
+    for side, entries in (("baseline", base), ("new", new)):
+        for e in entries:
+            if e.throttled:
+                return f"throttled in the {side} run: {e.throttled}"
+    return ""
+
+
+def _cell_problem(base: Sequence[DecodeEntry], new: Sequence[DecodeEntry]) -> tuple[str, str] | None:
+    """(verdict, reason) that holds for every metric of the cell, or None when it is comparable."""
+    if not base:
+        return NEW, f"only in the new run ({new[0].status})"
+    if not new:
+        return MISSING, f"only in the baseline ({base[0].status})"
+    sb, sn = _status(base), _status(new)
+    if sb is None or sn is None:
+        which, entries = ("baseline", base) if sb is None else ("new", new)
+        return NOT_COMPARABLE, f"the {which} runs disagree: {_disagree(entries)}"
+    if sb != sn:
+        why = new[0].reason if sn != st.VALID else base[0].reason
+        return STATUS_CHANGED, f"{sb} → {sn}" + (f": {why}" if why else "")
+    if sb != st.VALID:
+        return NOT_COMPARABLE, f"{sb} in both; only Valid cells are judged"
+    if why := _throttled(base, new):
+        return NOT_COMPARABLE, why
+    return None
+
+
+def compare_cell(base: Sequence[DecodeEntry], new: Sequence[DecodeEntry], s: CompareSettings) -> list[Row]:
+    """The rows of one cell: ``base`` and ``new`` hold the cell's entry from each run that has it."""
+    any_entry = (base or new)[0]
+    sb, sn = (_status(base) or "") if base else "", (_status(new) or "") if new else ""
+    problem = _cell_problem(base, new)
+    rows = []
+    for metric in s.metrics:
+        found = estimate(base, new, metric, s.tests) if base and new else ""
+        est = found if isinstance(found, Estimate) else None
+        if problem is not None:
+            verdict, reason = problem  # the ratio is still shown where both sides have one
+        elif est is None:
+            verdict, reason = NOT_COMPARABLE, found
+        else:
+            verdict, reason = judge(est, metric, s.threshold)
+        rows.append(Row(any_entry.context, any_entry.concurrency, metric, verdict, reason, est, sb, sn))
+    return rows
+
+
+def _entries(runs: Sequence[RunRecord], cell: tuple[int, int]) -> list[DecodeEntry]:
+    """The cell's entry from each run that has it."""
+    return [e for r in runs for e in r.decode if (e.context, e.concurrency) == cell]
+
+
+def _side(label: str, runs: Sequence[RunRecord]) -> Side:
+    first = runs[0]
+    return Side(label, len(runs), first.profile.name, f"{first.engine.name} {first.engine.version}",
+                tuple(r.created for r in runs), first.plan.settings.window_s)
+
+
+def check_comparable(base: Sequence[RunRecord], new: Sequence[RunRecord], s: CompareSettings,
+                     base_label: str = "baseline", new_label: str = "new") -> tuple[KeyDiff, ...]:
+    """The allowed differences; raises a one-line :class:`UsageError` naming every other one."""
+    ok, refused = split_allowed(differing(base, new), s.allow_different)
+    if refused:
+        raise UsageError(f"{base_label} and {new_label} are not comparable: "
+                         f"{'; '.join(d.describe() for d in refused)} differ. "
+                         f"Pass --allow-different KEY for each difference you accept "
+                         f"(e.g. --allow-different {refused[0].key}).")
+    return tuple(ok)
+
+
+def compare_runs(base: Sequence[RunRecord], new: Sequence[RunRecord], s: CompareSettings = CompareSettings(),
+                 base_label: str = "baseline", new_label: str = "new") -> Comparison:
+    """Every decode cell of either side, compared metric by metric (see the module's verdicts)."""
+    allowed = check_comparable(base, new, s, base_label, new_label)
+    cells = sorted({(e.context, e.concurrency) for r in (*base, *new) for e in r.decode})
+    rows: list[Row] = []
+    for cell in cells:
+        rows += compare_cell(_entries(base, cell), _entries(new, cell), s)
+    geomeans = []
+    for metric in s.metrics:
+        ratios = [r.estimate.ratio for r in rows if r.metric == metric and r.verdict in JUDGED]
+        geomeans.append(GeoMean(metric, geometric_mean(ratios) if ratios else None, len(ratios)))
+    return Comparison(_side(base_label, base), _side(new_label, new), s, tuple(rows), allowed, tuple(geomeans))

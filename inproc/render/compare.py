@@ -1,0 +1,164 @@
+"""A comparison as text, as Markdown (fit for ``$GITHUB_STEP_SUMMARY``) and as JSON.
+
+One row per cell and metric, a mark per row, the ratio with its interval, a geometric
+mean per metric at the end and the verdict in one line: asv's ``compare`` and pyperf's
+``compare_to`` read this way.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+
+from inproc.compare.samples import BETWEEN_RUNS, BOOTSTRAP, METRICS
+from inproc.compare.verdicts import (FASTER, MISSING, NEW, NOT_COMPARABLE, NOT_SIGNIFICANT, SLOWER, STATUS_CHANGED,
+                                     VERDICTS, Comparison, Row)
+from inproc.render.definitions import definitions
+from inproc.render.fmt import DASH, ms, tok_s
+from inproc.units import format_tokens
+
+#: One character per verdict, asv's way: + worse, - better, blank for no change.
+MARKS = {SLOWER: "+", FASTER: "-", NOT_SIGNIFICANT: " ", NOT_COMPARABLE: "?", STATUS_CHANGED: "!", NEW: ">", MISSING: "<"}
+SUMMARY_ITEMS = 5  # regressions named in the one-line verdict; the rows hold them all
+COMPARE_JSON_VERSION = 1  # history: 1 — 2026-12-01, first format
+
+
+def _cell(r: Row) -> str:
+    return f"{format_tokens(r.context)} x {r.concurrency}"
+
+
+def _value(metric: str, v: float | None) -> str:
+    if v is None:
+        return DASH
+    return tok_s(v) + " tok/s" if METRICS[metric].unit == "tok/s" else ms(v, 1)
+
+
+def _factor(x: float) -> str:
+    """A ratio: three decimals near 1, three significant digits far from it (a 2-run interval can span 10^6)."""
+    return f"{x:.3f}" if 0.001 <= x < 1000 else f"{x:.3g}"
+
+
+def _ratio(r: Row) -> tuple[str, str]:
+    e = r.estimate
+    if e is None:
+        return DASH, DASH
+    return _factor(e.ratio), f"[{_factor(e.interval.low)}, {_factor(e.interval.high)}]"
+
+
+def _cells(r: Row) -> list[str]:
+    e = r.estimate
+    ratio, interval = _ratio(r)
+    verdict = r.reason if r.verdict in (SLOWER, FASTER) else r.verdict + (f": {r.reason}" if r.reason else "")
+    return [_cell(r), r.metric, _value(r.metric, e.base_figure if e else None),
+            _value(r.metric, e.new_figure if e else None), ratio, interval, verdict]
+
+
+def _tests(c: Comparison) -> str:
+    """Which test decided each metric, read from the rows (a baseline of runs changes it)."""
+    cut = c.settings.tests.cutting.describe(c.new.window_s)
+    parts = []
+    for metric in c.settings.metrics:
+        tests = sorted({r.estimate.test for r in c.rows if r.metric == metric and r.estimate})
+        tests = tests or [METRICS[metric].test]
+        words = [f"{t} over {cut}" if t == BOOTSTRAP else t for t in tests]
+        parts.append(f"{metric}: {' / '.join(words)}")
+    return "; ".join(parts)
+
+
+def summary_line(c: Comparison) -> str:
+    """The verdict in one line: the regressions, or none, with the count of every verdict."""
+    counts = {v: sum(1 for r in c.rows if r.verdict == v) for v in VERDICTS}
+    tally = ", ".join(f"{n} {v}" for v, n in counts.items() if n)
+    if not c.regressions:
+        return f"No regression ({tally or 'no rows'})."
+    items = [f"{r.key} {r.metric} {r.reason}" if r.verdict == SLOWER else f"{r.key} {r.reason}" for r in c.regressions]
+    n = len(items)
+    shown = "; ".join(items[:SUMMARY_ITEMS]) + (f"; and {n - SUMMARY_ITEMS} more" if n > SUMMARY_ITEMS else "")
+    return f"{n} regression{'s' if n > 1 else ''}: {shown} ({tally})."
+
+
+def _geomeans(c: Comparison) -> str:
+    parts = [f"{g.metric} {g.ratio:.3f} ({g.cells} cell{'s' if g.cells > 1 else ''})" if g.ratio is not None
+             else f"{g.metric} {DASH} (no cells)" for g in c.geomeans]
+    return "Geometric mean of new ÷ baseline over comparable cells: " + " · ".join(parts)
+
+
+def _runs(n: int) -> str:
+    return f"{n} runs" if n > 1 else "1 run"
+
+
+def _header(c: Comparison) -> list[str]:
+    b, n = c.base, c.new
+    lines = [f"Baseline {b.label} ({_runs(b.runs)}, {b.engine}) vs new {n.label} ({_runs(n.runs)}, {n.engine}); "
+             f"profile {n.profile}",
+             f"Threshold {c.settings.threshold * 100:g}% · {c.settings.tests.confidence * 100:g}% intervals · {_tests(c)}"]
+    if c.allowed:
+        lines.append("Allowed to differ: " + "; ".join(d.describe() for d in c.allowed))
+    return lines
+
+
+COLUMNS = ["Cell", "Metric", "Baseline", "New", "Ratio", "Interval", "Verdict"]
+
+
+def render_compare_text(c: Comparison) -> str:
+    """The comparison for a terminal: header, aligned rows with their marks, geometric means, verdict."""
+    table = [COLUMNS] + [_cells(r) for r in c.rows]
+    marks = [" "] + [MARKS[r.verdict] for r in c.rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(COLUMNS) - 1)]
+    lines = _header(c) + [""]
+    for mark, row in zip(marks, table):
+        lines.append(f"{mark} " + "  ".join(f"{v:<{w}}" for v, w in zip(row, widths)) + "  " + row[-1])
+    legend = ", ".join(f"{m.strip() or 'blank'} {v}" for v, m in MARKS.items())
+    return "\n".join(lines + ["", f"Marks: {legend}.", _geomeans(c), summary_line(c)]) + "\n"
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def _md_table(rows: list[Row]) -> list[str]:
+    out = ["| | " + " | ".join(COLUMNS) + " |", "|" + "---|" * (len(COLUMNS) + 1)]
+    for r in rows:
+        cells = [_md_escape(v) for v in _cells(r)]
+        if r.verdict in (SLOWER, STATUS_CHANGED):
+            cells[-1] = f"**{cells[-1]}**"
+        mark = MARKS[r.verdict].strip()
+        out.append(f"| {f'`{mark}`' if mark else ''} | " + " | ".join(cells) + " |")
+    return out
+
+
+def render_compare_markdown(c: Comparison) -> str:
+    """The comparison as GitHub Markdown: the verdict first, then the changes, then every row folded."""
+    title = "regression" if c.regressions else "no regression"
+    lines = [f"## inproc compare: {title}", "", f"**{_md_escape(summary_line(c))}**", ""]
+    lines += [f"- {_md_escape(h)}" for h in _header(c)] + [f"- {_md_escape(_geomeans(c))}", ""]
+    changes = [r for r in c.rows if r.verdict not in (NOT_SIGNIFICANT, NOT_COMPARABLE)]
+    if changes:
+        lines += ["### Changes", ""] + _md_table(changes) + [""]
+    lines += [f"<details><summary>All {len(c.rows)} rows</summary>", ""] + _md_table(list(c.rows)) + ["", "</details>", ""]
+    labels = [METRICS[m].label for m in c.settings.metrics] + (["Sub-window"] if "tok_s" in c.settings.metrics else [])
+    defs = [f"- **{d.label}**: {_md_escape(d.text)}" for d in definitions() if d.label in labels]
+    lines += ["<details><summary>Definitions</summary>", ""] + defs + ["", "</details>", ""]
+    return "\n".join(lines)
+
+
+def _row_json(r: Row) -> dict:
+    e = r.estimate
+    return {"cell": r.key, "context": r.context, "concurrency": r.concurrency, "metric": r.metric,
+            "verdict": r.verdict, "reason": r.reason, "base_status": r.base_status, "new_status": r.new_status,
+            "base": e.base_figure if e else None, "new": e.new_figure if e else None, "unit": METRICS[r.metric].unit,
+            "ratio": e.ratio if e else None, "low": e.interval.low if e else None, "high": e.interval.high if e else None,
+            "test": e.test if e else None, "significant": e.significant if e else None, "p": e.p if e else None,
+            "n_base": e.n_base if e else None, "n_new": e.n_new if e else None}
+
+
+def render_compare_json(c: Comparison) -> str:
+    """The comparison as JSON: sides, settings, allowed differences, rows, geometric means, exit code."""
+    s = c.settings
+    doc = {"kind": "inproc-compare", "version": COMPARE_JSON_VERSION, "baseline": asdict(c.base), "new": asdict(c.new),
+           "settings": {"threshold": s.threshold, "metrics": list(s.metrics), "allow_different": list(s.allow_different),
+                        "confidence": s.tests.confidence, "resamples": s.tests.resamples, "seed": s.tests.seed,
+                        "sub_window": s.tests.cutting.describe(c.new.window_s), "between_runs_test": BETWEEN_RUNS},
+           "allowed": [asdict(d) for d in c.allowed], "rows": [_row_json(r) for r in c.rows],
+           "geomeans": [asdict(g) for g in c.geomeans], "regressions": [f"{r.key} {r.metric}" if r.verdict == SLOWER else r.key for r in c.regressions],
+           "summary": summary_line(c), "exit_code": c.exit_code}
+    return json.dumps(doc, indent=1) + "\n"

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# The nightly regression check, on any machine: run a profile, compare the run against a
+# baseline, write the reports (and the GitHub job summary when $GITHUB_STEP_SUMMARY is set).
+# .github/workflows/nightly-gpu.yml calls exactly these commands on a self-hosted GPU runner.
+#
+#   scripts/nightly.sh run PROFILE BASELINE OUTDIR [inproc run flags...]
+#       inproc run -> OUTDIR/run.json; inproc compare BASELINE -> OUTDIR/compare.{txt,md,json}.
+#       Exit code: compare's (0 nothing regressed, 1 a regression, 2 bad input or no baseline).
+#   scripts/nightly.sh baseline PROFILE RUNS BASELINE OUTDIR [inproc run flags...]
+#       RUNS runs (each with its own prompt seed) -> OUTDIR/baseline-run-N.json, folded into BASELINE.
+#   scripts/nightly.sh compare BASELINE NEW OUTDIR
+#       Only the compare and the reports of "run", for a run made already.
+#   scripts/nightly.sh cpu [OUTDIR]
+#       The CPU variant (scripts/test.sh runs it): a baseline of one tiny run of the default CPU
+#       profile, a second run compared against it (each run is mostly the engine's 20-30 s start,
+#       so two keep CI near a minute; the tests cover baselines of several runs). Passes when the
+#       commands work and the reports are written: exit 0 or 1 from compare both pass (a shared
+#       CI machine is noisy, and one run against one run judges within-run noise only), 2 fails.
+#
+# Environment: INPROC (the inproc command; default "python -m inproc" run from this checkout),
+# NIGHTLY_THRESHOLD (default 5%), NIGHTLY_ALLOW_DIFFERENT (space-separated keys compare may
+# accept as different; default engine.version: a nightly builds a new engine every night).
+set -euo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$repo"
+read -r -a inproc <<<"${INPROC:-python -m inproc}"
+threshold="${NIGHTLY_THRESHOLD:-5%}"
+allow=()
+for key in ${NIGHTLY_ALLOW_DIFFERENT-engine.version}; do allow+=(--allow-different "$key"); done
+
+summary() {  # append Markdown to the job summary, if there is one
+  if [[ -n "${GITHUB_STEP_SUMMARY:-}" ]]; then cat >>"$GITHUB_STEP_SUMMARY"; else cat >/dev/null; fi
+}
+
+compare_and_report() {  # BASELINE NEW OUTDIR -> compare's exit code
+  local base="$1" new="$2" out="$3" rc=0
+  local args=("$base" "$new" --threshold "$threshold" "${allow[@]}")
+  "${inproc[@]}" compare "${args[@]}" --format json -o "$out/compare.json" 2>"$out/compare.err" || rc=$?
+  if [[ $rc -ne 0 && $rc -ne 1 ]]; then
+    cat "$out/compare.err" >&2
+    printf '## inproc compare: could not compare\n\n```\n%s\n```\n' "$(cat "$out/compare.err")" | summary
+    return "$rc"
+  fi
+  "${inproc[@]}" compare "${args[@]}" --format md -o "$out/compare.md" 2>/dev/null || true
+  "${inproc[@]}" compare "${args[@]}" --format text -o "$out/compare.txt" 2>/dev/null || true
+  cat "$out/compare.txt"
+  summary <"$out/compare.md"
+  return "$rc"
+}
+
+cmd_run() {  # PROFILE BASELINE OUTDIR [run flags...]
+  local profile="$1" base="$2" out="$3"
+  shift 3
+  mkdir -p "$out"
+  "${inproc[@]}" run "$profile" --out "$out/run.json" --force "$@" || return $?
+  if [[ ! -f "$base" ]]; then
+    local msg="No baseline at $base: make one with 'scripts/nightly.sh baseline $profile 5 $base $out' (or inproc baseline RUN... -o $base)."
+    echo "$msg" >&2
+    printf '## inproc compare: no baseline\n\n%s\n' "$msg" | summary
+    return 2
+  fi
+  compare_and_report "$base" "$out/run.json" "$out"
+}
+
+cmd_baseline() {  # PROFILE RUNS BASELINE OUTDIR [run flags...]
+  local profile="$1" runs="$2" base="$3" out="$4"
+  shift 4
+  mkdir -p "$out"
+  local files=()
+  for ((i = 1; i <= runs; i++)); do
+    "${inproc[@]}" run "$profile" --out "$out/baseline-run-$i.json" --force "$@" || return $?
+    files+=("$out/baseline-run-$i.json")
+  done
+  "${inproc[@]}" baseline "${files[@]}" -o "$base" --force
+}
+
+cmd_cpu() {  # [OUTDIR]
+  local out="${1:-$(mktemp -d /tmp/inproc-nightly-cpu.XXXXXX)}" rc=0
+  local tiny=(--contexts 256 --concurrency 1,4 --duration 1 --prefill-contexts 256 --prefill-samples 1)
+  local profile=launch_profiles/cpu-vllm-tiny-llama.toml
+  cmd_baseline "$profile" 1 "$out/baseline.json" "$out" "${tiny[@]}" || return $?
+  cmd_run "$profile" "$out/baseline.json" "$out" "${tiny[@]}" || rc=$?
+  if [[ $rc -ne 0 && $rc -ne 1 ]]; then
+    echo "nightly cpu: compare failed (exit $rc)" >&2
+    return 1
+  fi
+  for f in compare.json compare.md compare.txt; do
+    [[ -s "$out/$f" ]] || { echo "nightly cpu: $out/$f was not written" >&2; return 1; }
+  done
+  grep -q '"kind": "inproc-compare"' "$out/compare.json" || { echo "nightly cpu: $out/compare.json is not a comparison" >&2; return 1; }
+  echo "nightly cpu: the nightly's commands work (compare exit $rc); reports in $out"
+}
+
+case "${1:-}" in
+  run) shift; [[ $# -ge 3 ]] || { echo "usage: $0 run PROFILE BASELINE OUTDIR [run flags...]" >&2; exit 2; }; cmd_run "$@" ;;
+  baseline) shift; [[ $# -ge 4 ]] || { echo "usage: $0 baseline PROFILE RUNS BASELINE OUTDIR [run flags...]" >&2; exit 2; }; cmd_baseline "$@" ;;
+  compare) shift; [[ $# -eq 3 ]] || { echo "usage: $0 compare BASELINE NEW OUTDIR" >&2; exit 2; }; mkdir -p "$3"; compare_and_report "$@" ;;
+  cpu) shift; cmd_cpu "$@" ;;
+  *) echo "usage: $0 run|baseline|compare|cpu ... (see the comment at the top of $0)" >&2; exit 2 ;;
+esac

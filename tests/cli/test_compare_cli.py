@@ -1,0 +1,149 @@
+"""inproc compare and inproc baseline as a user (and the nightly job) runs them: exit codes, one-line errors, reports."""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import replace
+
+import pytest
+
+from inproc.record.io import SCHEMA_VERSION, load_results, write_results
+from tests.cli.test_cli import inproc
+from tests.conftest import FIXTURES
+
+HERE = FIXTURES / "compare"
+RUN1, RUN2, RUN3, HOG, SEQS2 = (str(HERE / f"{n}.json") for n in ("run-1", "run-2", "run-3", "hog", "seqs2"))
+
+
+def one_line_error(p, needle: str) -> str:
+    assert p.returncode == 2, (p.returncode, p.stdout[-2000:], p.stderr)
+    lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("Error: ") and "Traceback" not in p.stderr, p.stderr
+    assert needle in lines[0], lines[0]
+    assert p.stdout == ""
+    return lines[0]
+
+
+def test_exit_0_when_nothing_regressed_and_1_on_a_regression():
+    same = inproc("compare", RUN1, RUN1)
+    assert same.returncode == 0 and same.stdout.rstrip().endswith("No regression (10 not significant, 2 not comparable).")
+    slower = inproc("compare", RUN1, HOG)
+    assert slower.returncode == 1 and "10 regressions: 256x1 tok_s 3.20x slower;" in slower.stdout
+    assert re.search(r"^\+ 256 x 4 +tok_s +502\.5 tok/s +128\.9 tok/s +0\.257 +\[0\.\d+, 0\.\d+\] +3\.90x slower$",
+                     slower.stdout, re.M)
+    faster = inproc("compare", HOG, RUN1, "--metric", "tok_s")
+    assert faster.returncode == 0 and faster.stdout.count("x faster") == 4  # one per cell
+    assert faster.stdout.rstrip().endswith("No regression (4 faster).")
+
+
+def test_json_report_carries_every_row_and_the_exit_code(tmp_path):
+    out = tmp_path / "compare.json"
+    p = inproc("compare", RUN1, HOG, "--format", "json", "-o", str(out))
+    assert p.returncode == 1 and p.stdout == ""
+    doc = json.loads(out.read_text())
+    assert doc["kind"] == "inproc-compare" and doc["exit_code"] == 1 and len(doc["rows"]) == 12
+    row = next(r for r in doc["rows"] if (r["cell"], r["metric"]) == ("256x4", "tok_s"))
+    assert row["verdict"] == "slower" and row["test"] == "bootstrap" and row["unit"] == "tok/s"
+    assert row["low"] < row["ratio"] < row["high"] < 1 and row["n_base"] >= 9
+    assert doc["settings"]["sub_window"] == "0.1 s sub-windows"
+
+
+def test_markdown_is_a_job_summary(tmp_path):
+    p = inproc("compare", RUN1, SEQS2, "--format", "md", "--allow-different", "profile.engine_args.max-num-seqs")
+    assert p.returncode == 1
+    md = p.stdout
+    assert md.startswith("## inproc compare: regression\n\n**1 regression: 256x4 Valid → Requests queued: max_num_seqs=2 < C=4;")
+    assert "- Allowed to differ: profile.engine_args.max-num-seqs (8 vs 2)" in md
+    tables = [ln for ln in md.splitlines() if ln.startswith("|")]
+    header = "| | Cell | Metric | Baseline | New | Ratio | Interval | Verdict |"
+    assert tables.count(header) == 2  # the changes, then every row folded in <details>
+    for line in tables:  # every row has the header's columns (a literal | would be escaped)
+        assert len(re.findall(r"(?<!\\)\|", line)) == 9, line
+    changes = md.split("### Changes")[1].split("<details>")[0]
+    assert "| `!` | 256 x 4 | tok_s |" in changes and "| `<` | 1K x 1 | tok_s |" in changes
+    assert "| `>` | 2K x 4 | ttft |" in changes and "not significant" not in changes
+    assert "<summary>All 18 rows</summary>" in md and md.rstrip().endswith("</details>")
+    assert "**status changed: Valid → Requests queued" in md
+
+
+def test_a_baseline_of_runs_is_compared_by_the_spread_between_runs(tmp_path):
+    base = tmp_path / "baseline.json"
+    made = inproc("baseline", RUN1, RUN2, RUN3, "-o", str(base))
+    assert made.returncode == 0 and made.stderr.strip() == f"baseline: {base} (3 runs of cpu-vllm-tiny-llama)"
+    raw = json.loads(base.read_text())
+    assert raw["kind"] == "inproc-baseline" and raw["baseline_version"] == 1 and raw["sources"] == [RUN1, RUN2, RUN3]
+    assert [r["schema_version"] for r in raw["runs"]] == [SCHEMA_VERSION] * 3 and raw["runs"][0]["decode"][0]["trace"]
+    p = inproc("compare", str(base), HOG, "--format", "json")
+    doc = json.loads(p.stdout)
+    assert p.returncode == 1 and doc["baseline"]["runs"] == 3
+    assert {(r["test"], r["n_base"], r["verdict"]) for r in doc["rows"]} == {("between-run t", 3, "slower")}
+    again = inproc("baseline", RUN1, "-o", str(base))
+    one_line_error(again, "exists. Pass --force")
+    assert json.loads(base.read_text())["sources"] == [RUN1, RUN2, RUN3]  # left as it was
+    report = inproc("report", str(base))
+    one_line_error(report, "a baseline of several runs, not one results file")
+
+
+def test_different_profiles_are_refused_with_the_key_named():
+    line = one_line_error(inproc("compare", RUN1, SEQS2), "profile.engine_args.max-num-seqs (8 vs 2)")
+    assert "--allow-different profile.engine_args.max-num-seqs" in line
+
+
+def test_another_engine_version_is_not_comparable_unless_allowed(tmp_path):
+    rec = load_results(RUN2)
+    other = tmp_path / "newer-engine.json"
+    write_results(other, replace(rec, engine=replace(rec.engine, version="0.33.0.dev1")))
+    one_line_error(inproc("compare", RUN1, str(other)), "engine.version (0.32.0 vs 0.33.0.dev1) differ")
+    p = inproc("compare", RUN1, str(other), "--allow-different", "engine.version")
+    assert p.returncode in (0, 1) and "Allowed to differ: engine.version (0.32.0 vs 0.33.0.dev1)" in p.stdout
+    # A baseline holding both versions names both, and Markdown escapes the | between them.
+    base = tmp_path / "mixed-versions.json"
+    assert inproc("baseline", RUN1, str(other), "-o", str(base), "--allow-different", "engine.version").returncode == 0
+    md = inproc("compare", str(base), RUN3, "--format", "md", "--allow-different", "engine.version").stdout
+    assert "engine.version (0.32.0 \\| 0.33.0.dev1 vs 0.32.0)" in md
+
+
+def test_a_baseline_of_mixed_profiles_is_refused(tmp_path):
+    out = tmp_path / "baseline.json"
+    one_line_error(inproc("baseline", RUN1, SEQS2, "-o", str(out)), "The baseline mixes runs of different profiles")
+    assert not out.exists()
+    # A baseline file edited (or written by hand) to mix them is refused by compare too.
+    assert inproc("baseline", RUN1, SEQS2, "-o", str(out), "--allow-different", "profile").returncode == 0
+    one_line_error(inproc("compare", str(out), RUN2), f"Baseline {out} mixes runs of different profiles")
+
+
+@pytest.mark.parametrize("what", ["results", "baseline"])
+def test_a_newer_schema_is_refused(tmp_path, what):
+    raw = json.loads(open(RUN1).read())
+    path = tmp_path / "newer.json"
+    if what == "results":
+        raw["schema_version"] = SCHEMA_VERSION + 1
+        needle = f"schema_version {SCHEMA_VERSION + 1} is newer than this inproc reads"
+    else:
+        raw = {"kind": "inproc-baseline", "baseline_version": 2, "runs": [raw]}
+        needle = "baseline_version 2 is newer than this inproc reads"
+    path.write_text(json.dumps(raw))
+    for args in ((str(path), RUN1), (RUN1, str(path))):
+        one_line_error(inproc("compare", *args), needle)
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--threshold", "0.05"], "'0.05'"),
+    (["--threshold", "150%"], "150%"),
+    (["--metric", "tok_s,tpot"], "'tpot'"),
+    (["--format", "html"], "'html'"),
+    (["--allow-different", "gpu.colour"], "'gpu.colour'"),
+    (["--sub-window", "0s"], "'0s'"),
+    (["--sub-window", "2.5steps"], "'2.5steps'"),
+])
+def test_bad_flags_are_one_line_errors_and_write_nothing(args, needle, tmp_path):
+    out = tmp_path / "compare.md"
+    one_line_error(inproc("compare", RUN1, RUN2, *args, "-o", str(out)), needle)
+    assert not out.exists()
+
+
+def test_a_report_never_replaces_a_results_file(tmp_path):
+    one_line_error(inproc("compare", RUN1, RUN2, "-o", RUN2), "is one of the files compared")
+    copy = tmp_path / "copy.json"
+    copy.write_text(open(RUN3).read())
+    one_line_error(inproc("compare", RUN1, RUN2, "--format", "json", "-o", str(copy)), "is a results or baseline file")

@@ -1,0 +1,49 @@
+"""scripts/nightly.sh's compare step as the GPU workflow runs it: reports, job summary, exit code."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from tests.conftest import FIXTURES, ROOT
+
+HERE = FIXTURES / "compare"
+
+
+def nightly(*args, summary=None):
+    env = dict(os.environ, INPROC=f"{sys.executable} -m inproc", PYTHONPATH=str(ROOT), NIGHTLY_THRESHOLD="5%",
+               NIGHTLY_ALLOW_DIFFERENT="engine.version")
+    env.pop("GITHUB_STEP_SUMMARY", None)  # never the summary of a CI job running these tests
+    if summary is not None:
+        env["GITHUB_STEP_SUMMARY"] = str(summary)
+    return subprocess.run(["bash", "scripts/nightly.sh", *args], capture_output=True, text=True, cwd=ROOT, env=env,
+                          timeout=300)
+
+
+def test_a_regression_fails_the_job_and_fills_the_summary(tmp_path):
+    summary = tmp_path / "summary.md"
+    summary.write_text("earlier step\n")
+    p = nightly("compare", str(HERE / "run-1.json"), str(HERE / "hog.json"), str(tmp_path / "out"), summary=summary)
+    assert p.returncode == 1, p.stderr
+    out = tmp_path / "out"
+    assert json.loads((out / "compare.json").read_text())["exit_code"] == 1
+    assert (out / "compare.txt").read_text() in p.stdout  # the text report is also the step's log
+    text = summary.read_text()
+    assert text.startswith("earlier step\n## inproc compare: regression\n")  # appended, as GitHub expects
+    assert text.endswith((out / "compare.md").read_text())
+
+
+def test_bad_input_fails_with_the_error_in_the_summary(tmp_path):
+    summary = tmp_path / "summary.md"
+    p = nightly("compare", str(HERE / "run-1.json"), str(HERE / "seqs2.json"), str(tmp_path / "out"), summary=summary)
+    assert p.returncode == 2
+    assert "profile.engine_args.max-num-seqs (8 vs 2)" in p.stderr
+    assert summary.read_text().startswith("## inproc compare: could not compare\n")
+    assert "profile.engine_args.max-num-seqs" in summary.read_text()
+
+
+def test_nothing_regressed_exits_0(tmp_path):
+    p = nightly("compare", str(HERE / "run-1.json"), str(HERE / "run-1.json"), str(tmp_path / "out"))
+    assert p.returncode == 0 and "No regression" in p.stdout
+    assert nightly("bogus").returncode == 2
