@@ -26,7 +26,7 @@ from inproc.errors import UsageError
 from inproc.record.schema import RunRecord
 
 #: The plan settings that change what a decode cell measures.
-PLAN_KEYS = ("window_s", "max_output", "prompt_mode", "temperature", "suffix_tokens")
+PLAN_KEYS = ("window_s", "window_steps", "max_output", "prompt_mode", "temperature", "suffix_tokens")
 FIXED_KEYS = ("engine.name", "engine.version", "gpu.model", "gpu.driver", "cpu.model", "profile.model",
               *(f"plan.{k}" for k in PLAN_KEYS), "plan.loop_check", "plan.telemetry_hz")
 OPEN_KEYS = ("profile.engine_args", "profile.env")  # followed by .NAME

@@ -53,3 +53,8 @@ def test_a_baseline_of_two_profiles_is_refused_unless_allowed():
     assert "\n" not in msg and "run-1.json and seqs2.json" in msg and "profile.engine_args.max-num-seqs (8 vs 2)" in msg
     assert "--allow-different profile.engine_args.max-num-seqs" in msg
     check_one_profile([RUN1, SEQS2], ["a", "b"], ("profile.engine_args",), "The baseline")  # allowed: no error
+
+
+def test_a_window_of_steps_is_not_comparable_with_a_window_of_seconds():
+    steps = replace(RUN2, plan=replace(RUN2.plan, settings=replace(RUN2.plan.settings, window_steps=40)))
+    assert [d.describe() for d in differing([RUN1], [steps])] == ["plan.window_steps ((unset) vs 40)"]
