@@ -79,6 +79,57 @@ class Capacity:
 
 
 @dataclass(frozen=True)
+class Placement:
+    """Where the engine's ranks run: nodes, the global ranks on each, the devices they use.
+
+    Every engine here places its ranks contiguously: node ``n`` of ``nodes`` holds ranks
+    ``n × per_node … (n + 1) × per_node - 1``. ``gpus_per_node`` is 0 on a CPU (the ranks
+    are worker processes). ``nodes`` is None where a cluster manager places the ranks at
+    build (Ray), and ``ranks`` is then empty.
+    """
+
+    nodes: int | None
+    world_size: int  # ranks of the engine, over every node
+    ranks: tuple[tuple[int, ...], ...]  # global ranks on each node, node 0 (the head) first
+    gpus_per_node: int | None
+    backend: str  # who starts the ranks: the engine's own multiprocessing ("mp"), "ray", one process ("uni")
+    rendezvous: str = ""  # host:port every node joins (torch's TCPStore on global rank 0); "" on one node
+
+    @property
+    def multi_node(self) -> bool:
+        return self.nodes is None or self.nodes > 1
+
+    def node_ranks(self, node_rank: int) -> tuple[int, ...]:
+        """The global ranks node ``node_rank`` runs."""
+        return self.ranks[node_rank] if 0 <= node_rank < len(self.ranks) else ()
+
+    def describe(self) -> str:
+        """One line: ``2 nodes × 1 rank (ranks 0 | 1), 0 GPUs per node, mp, rendezvous 127.0.0.1:29501``."""
+        if self.nodes is None:
+            return f"{self.world_size} ranks placed by {self.backend} at build"
+        per_node = len(self.ranks[0]) if self.ranks else 0
+        ranks = " | ".join(_span(r) for r in self.ranks)
+        devices = f"{self.gpus_per_node} GPUs per node" if self.gpus_per_node else "CPU worker processes"
+        where = f", rendezvous {self.rendezvous}" if self.rendezvous and self.nodes > 1 else ""
+        return (f"{self.nodes} node{'s' if self.nodes != 1 else ''} × {per_node} rank{'s' if per_node != 1 else ''} "
+                f"(ranks {ranks}), {devices}, {self.backend}{where}")
+
+
+def _span(ranks: tuple[int, ...]) -> str:
+    """``0`` / ``0,1`` / ``0–7``: a node's ranks, short."""
+    if len(ranks) > 2 and ranks == tuple(range(ranks[0], ranks[-1] + 1)):
+        return f"{ranks[0]}–{ranks[-1]}"
+    return ",".join(map(str, ranks))
+
+
+def contiguous_placement(world_size: int, nodes: int, on_gpu: bool, backend: str, rendezvous: str = "") -> Placement:
+    """Ranks split evenly over ``nodes``, in order (the engines check the division themselves)."""
+    per_node = max(world_size // max(nodes, 1), 1)
+    ranks = tuple(tuple(range(n * per_node, (n + 1) * per_node)) for n in range(nodes))
+    return Placement(nodes, world_size, ranks, per_node if on_gpu else 0, backend, rendezvous)
+
+
+@dataclass(frozen=True)
 class EngineInfo:
     """Identity of the built engine, recorded in every results file."""
 
@@ -91,6 +142,7 @@ class EngineInfo:
     special_token_ids: tuple[int, ...]
     settings: Mapping[str, object] = field(default_factory=dict)  # resolved engine args worth showing
     forward_source: str = ""  # where per-step bytes and FLOPs come from ("" when the engine reports none)
+    placement: Placement | None = None  # nodes and ranks (None: the adapter did not say)
 
 
 def special_token_ids(hf_config) -> tuple[int, ...]:

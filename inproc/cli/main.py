@@ -9,10 +9,12 @@ from inproc import __version__
 from inproc.cli.baseline_cmd import baseline
 from inproc.cli.cell_cmd import cell
 from inproc.cli.compare_cmd import compare
+from inproc.cli.merge_cmd import merge
 from inproc.cli.profile_cmd import profile
 from inproc.cli.report_cmd import report
 from inproc.cli.run_cmd import run
 from inproc.cli.sweep_cmd import sweep
+from inproc.cli.worker_cmd import worker
 from inproc.engines.base import EngineBuildError
 from inproc.errors import UsageError
 from inproc.run.interrupt import RunInterrupted
@@ -28,7 +30,9 @@ cli.add_command(run)
 cli.add_command(cell)
 cli.add_command(profile)
 cli.add_command(report)
+cli.add_command(merge)
 cli.add_command(sweep)
+cli.add_command(worker)
 cli.add_command(compare)
 cli.add_command(baseline)
 

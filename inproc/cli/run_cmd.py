@@ -21,6 +21,7 @@ from inproc.record.io import write_text_atomic
 from inproc.profiles.spec import load_with_overrides
 from inproc.run.session import run_matrix
 from inproc.errors import UsageError
+from inproc.plan.shard import parse_shard
 from inproc.units import parse_cell_list, parse_int_list, parse_token_list
 
 
@@ -33,10 +34,11 @@ from inproc.units import parse_cell_list, parse_int_list, parse_token_list
 @click.option("--no-prefill", is_flag=True, help="Measure no cold prefill, only the decode cells.")
 @click.option("--prefill-samples", type=int, help="Cold-prefill samples per context (a time budget may cut it).")
 @click.option("--resume", type=click.Path(dir_okay=False), help="Continue this results file: skip finished cells.")
+@click.option("--shard", metavar="I/N", help="Measure shard I of N of the plan (needs --seed; merge the N files with 'inproc merge').")
 @matrix_options
 @debug_options(with_breakpoint=False)
-def run(profile_path, contexts, concurrency, cells, prefill_contexts, no_prefill, prefill_samples, resume, sets, out, force,
-        seed, loop_check, telemetry_hz, profile, profile_steps, profile_skip, profile_dir, profile_with_stack, nvtx,
+def run(profile_path, contexts, concurrency, cells, prefill_contexts, no_prefill, prefill_samples, resume, shard, sets, out,
+        force, seed, loop_check, telemetry_hz, profile, profile_steps, profile_skip, profile_dir, profile_with_stack, nvtx,
         **flags):
     """Measure cold prefill per context, then sustained decode for every context x concurrency cell."""
     profile_name = profile
@@ -51,12 +53,14 @@ def run(profile_path, contexts, concurrency, cells, prefill_contexts, no_prefill
         prefill_samples=prefill_samples,
         **flags,
     )
+    part = parse_shard(shard) if shard is not None else None
     if not out and not resume:
-        out = str(Path("results") / f"{profile.name}-{time.strftime('%Y%m%d-%H%M%S')}.json")
+        suffix = f"-shard{part.index}of{part.count}" if part else ""
+        out = str(Path("results") / f"{profile.name}-{time.strftime('%Y%m%d-%H%M%S')}{suffix}.json")
     debug = debug_settings(resume or out, profile_name, profile_steps, profile_skip, profile_dir, profile_with_stack, nvtx)
     record = run_matrix(profile, settings, out=out, seed=seed, resume=resume, force=force,
                         command=command_line(), loops=loop_settings(loop_check),
-                        telemetry_hz=telemetry_hz or None, progress=TerminalSink(), debug=debug)
+                        telemetry_hz=telemetry_hz or None, progress=TerminalSink(), debug=debug, shard=part)
     click.echo(render_matrix(record))
     results = Path(resume or out)
     write_text_atomic(results.with_suffix(".md"), render_markdown(record))

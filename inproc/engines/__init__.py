@@ -10,13 +10,14 @@ import functools
 import importlib
 import os
 import pkgutil
-from typing import Sequence
+from typing import Callable, Sequence
 
 from inproc.engines.base import CheckSkipped, Engine, EngineAdapter, EngineBuildError
 from inproc.errors import UsageError
-from inproc.types import LaunchSpec
+from inproc.types import LaunchSpec, Placement
 
-__all__ = ["CheckSkipped", "Engine", "EngineAdapter", "EngineBuildError", "adapters", "build_engine", "get", "names"]
+__all__ = ["CheckSkipped", "Engine", "EngineAdapter", "EngineBuildError", "adapters", "build_engine", "get", "names",
+           "head_placement", "run_worker"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -86,3 +87,21 @@ def build_engine(launch: LaunchSpec) -> Engine:
     # Engines read many settings from the environment at import time, so this comes first.
     os.environ.update(launch.env)
     return get(launch.engine).build(launch)
+
+
+def head_placement(launch: LaunchSpec) -> Placement:
+    """Where the launch's ranks will run, read from its arguments before anything is built.
+
+    This process is the head (node rank 0): a profile naming another node rank is refused.
+    """
+    os.environ.update(launch.env)
+    adapter = get(launch.engine)
+    args = adapter.parse(launch.model, dict(launch.engine_args))
+    adapter.check_head(args)
+    return adapter.placement(args)
+
+
+def run_worker(launch: LaunchSpec, node_rank: int, echo: Callable[[str], None]) -> int:
+    """Apply the launch's environment, then run node ``node_rank``'s ranks until the head is gone."""
+    os.environ.update(launch.env)
+    return get(launch.engine).run_worker(launch, node_rank, echo)

@@ -13,9 +13,9 @@ import importlib.util
 import json
 import os
 from pathlib import Path
-from typing import Protocol, Sequence
+from typing import Callable, Protocol, Sequence
 
-from inproc.types import EngineInfo, LaunchSpec, RequestSpec, StepResult
+from inproc.types import EngineInfo, LaunchSpec, Placement, RequestSpec, StepResult
 
 
 class Engine(Protocol):
@@ -202,11 +202,30 @@ class EngineAdapter:
             return int(value) if value else None
         return None
 
+    def placement(self, args) -> Placement:
+        """Nodes, ranks and devices the argument object asks for (the head is node 0)."""
+        return self.nodes_module().placement(args)
+
+    def check_head(self, args) -> None:
+        """A :class:`UsageError` unless the arguments are the head's (node rank 0), which inproc builds."""
+        self.nodes_module().check_head(args)
+
     def profiler_args(self, kind: str, directory: str, with_stack: bool) -> dict[str, object]:
         """Engine arguments the engine needs at build to profile later (none by default)."""
         return {}
 
     # -- the engine ------------------------------------------------------------------------
+    def nodes_module(self):
+        """The engine's ``nodes`` module: its placement and its worker for node ranks 1..N-1."""
+        raise NotImplementedError
+
     def build(self, launch: LaunchSpec) -> Engine:
         """Build the engine in this process (the launch's environment is already applied)."""
         raise NotImplementedError
+
+    def run_worker(self, launch: LaunchSpec, node_rank: int, echo: Callable[[str], None]) -> int:
+        """Run node ``node_rank``'s ranks with the engine's own launcher until the head is gone; the exit status.
+
+        The launch's environment is already applied. Blocks; bad input is a :class:`UsageError`.
+        """
+        return self.nodes_module().run_worker(launch, node_rank, echo)

@@ -1,29 +1,7 @@
 """The results file: versioned JSON, written atomically, loaded by re-deriving every figure.
 
-Schema history (``schema_version``):
-  1 — 2026-11-29: first format. Top level: schema_version, tool, created, command,
-      finished, notes, profile, plan, engine, capacity, machine, prefill[], decode[].
-      Each entry carries its figures flat (reference column names) and its raw
-      records under ``raw`` (prefill) or ``trace`` (decode); telemetry under
-      ``extra.telemetry`` ({figures, throttle, trace}). Arrays as {dtype, b64}.
-  2 — 2026-12-01: telemetry moves from ``extra.telemetry`` to ``telemetry`` on each
-      entry and ``extra`` goes; arrays as {dtype, n, zb64} (zlib). Figures, checks and
-      the throttle flag stay in the file for readers without inproc, but the loader
-      derives them again from the raw records (``inproc.record.derive``).
-  3 — 2026-12-01: step anatomy. Each step trace may hold the columns of
-      ``inproc.measure.steps`` (batch shape, ``output_of``, CUDA-graph mode and padding,
-      FLOPs and bytes, host times); ``engine.forward_source`` says where bytes and FLOPs
-      come from; ``machine.cpu`` may hold the host copy bandwidth measured at run start;
-      ``timing.measure_s`` is the wall time spent measuring. Older traces read the
-      missing columns as unknown (and as synchronous steps).
-  4 — 2026-12-01: ``plan.cells``: the decode cells as [context, concurrency] pairs when a
-      run measured a cell list (``--cells``) rather than the contexts × concurrency grid;
-      absent or null: the grid. Nothing moves.
-  5 — 2026-12-01: ``plan.window_steps`` (a window of N steps; null: seconds); each decode
-      trace may hold ``window_steps`` and ``profiled`` (the profiler, its files, the step
-      rows it covered after the window). Nothing moves.
-
-A version-1 file is migrated on load; a newer file than this inproc reads is refused
+The schema's history and the migration of older files are in :mod:`inproc.record.migrate`.
+Files of versions 1–5 are migrated on load; a newer file than this inproc reads is refused
 with the fix. Writing is temp file + fsync + ``os.replace``: a reader never sees half
 a file, and an interrupted run loses at most the entry in progress.
 """
@@ -44,7 +22,8 @@ from inproc.measure.trace import CellTrace
 from inproc.plan.capacity import CapacityCheck
 from inproc.plan.matrix import CellPlan
 from inproc.plan.settings import MatrixSettings
-from inproc.record import derive
+from inproc.record import derive, scope
+from inproc.record.migrate import SCHEMA_VERSION, migrate
 from inproc.record.schema import (
     DecodeEntry,
     EngineRecord,
@@ -58,7 +37,6 @@ from inproc.telemetry.trace import TelemetryTrace
 from inproc.telemetry.window import WindowTelemetry
 from inproc.types import Capacity, KVCacheGroup
 
-SCHEMA_VERSION = 5
 RESULTS_HINT = "Give the JSON written by 'inproc run --out'."
 BASELINE_KIND = "inproc-baseline"  # the "kind" of a baseline file (inproc.record.baseline), which holds runs
 
@@ -103,6 +81,7 @@ def to_json(rec: RunRecord) -> dict[str, Any]:
         "engine": dataclasses.asdict(rec.engine),
         "capacity": dataclasses.asdict(rec.capacity),
         "machine": dataclasses.asdict(rec.machine),
+        **scope.to_json(rec),
         "prefill": [_prefill_json(e) for e in rec.prefill],
         "decode": [_decode_json(e) for e in rec.decode],
     }
@@ -197,29 +176,6 @@ def check_version(data: Any, key: str, current: int, what: str, hint: str, where
     return version
 
 
-def migrate(data: dict[str, Any]) -> dict[str, Any]:
-    """A results JSON of any known version, brought to :data:`SCHEMA_VERSION` (the input is left as it was)."""
-    out = dict(data)
-    if out["schema_version"] == 1:
-        for key in ("prefill", "decode"):
-            out[key] = [_entry_v1_to_v2(e) for e in out.get(key, [])]
-        out["schema_version"] = 2
-    if out["schema_version"] == 2:
-        out["schema_version"] = 3  # only new, optional fields: nothing to move
-    if out["schema_version"] == 3:
-        out["schema_version"] = 4  # plan.cells is optional: nothing to move
-    if out["schema_version"] == 4:
-        out["schema_version"] = 5  # window_steps and profiled are optional: nothing to move
-    return out
-
-
-def _entry_v1_to_v2(e: dict[str, Any]) -> dict[str, Any]:
-    e = dict(e)
-    extra = e.pop("extra", None) or {}
-    e["telemetry"] = extra.get("telemetry") or None
-    return e
-
-
 def from_json(d: dict[str, Any]) -> RunRecord:
     """A record from current-schema JSON; every measured entry derived again from its raw records."""
     plan = _plan(d["plan"])
@@ -241,8 +197,10 @@ def from_json(d: dict[str, Any]) -> RunRecord:
         finished=bool(d.get("finished", False)),
         notes=tuple(d.get("notes", ())),
         measure_s=float((d.get("timing") or {}).get("measure_s", 0.0)),
+        **scope.from_json(d),
         schema_version=int(d["schema_version"]),
     )
+
 
 
 def _known(cls, d: dict[str, Any]) -> dict[str, Any]:

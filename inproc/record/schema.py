@@ -19,7 +19,7 @@ from inproc.measure.trace import CellTrace
 from inproc.plan.capacity import CapacityCheck
 from inproc.plan.settings import MatrixSettings
 from inproc.telemetry.window import WindowTelemetry
-from inproc.types import Capacity
+from inproc.types import Capacity, Placement
 
 
 @dataclass(frozen=True)
@@ -98,6 +98,34 @@ class Machine:
         return self.cpu.get("model")
 
 
+@dataclass(frozen=True)
+class ShardRef:
+    """The part of a plan one ``inproc run --shard I/N`` measured (``inproc.plan.shard`` makes the split)."""
+
+    index: int  # 1-based
+    count: int
+    plan_id: str  # the whole plan's fingerprint (inproc.plan.shard.plan_id): equal for every shard of it
+    prefill: tuple[int, ...] = ()  # the cold-prefill contexts this shard measures
+    cells: tuple[tuple[int, int], ...] = ()  # the decode cells (context, concurrency) it measures
+
+    @property
+    def label(self) -> str:
+        return f"{self.index}/{self.count}"
+
+
+@dataclass(frozen=True)
+class MergedShard:
+    """One shard a merged results file was made from, as its own file said."""
+
+    index: int
+    count: int
+    path: str
+    created: str
+    command: str
+    measure_s: float
+    machine: Machine = field(default_factory=Machine)
+
+
 class _Judged:
     """What every entry answers from its verdict and telemetry."""
 
@@ -174,6 +202,9 @@ class RunRecord:
     # Wall seconds spent measuring: first entry's start to last entry's end, summed over the
     # sessions that wrote this file (a resumed run adds its own); build and warm-up excluded.
     measure_s: float = 0.0
+    placement: Placement | None = None  # nodes and ranks the engine ran on (None: not recorded)
+    shard: ShardRef | None = None  # the part of the plan this file measured (None: all of it)
+    merged_from: tuple[MergedShard, ...] = ()  # the shards `inproc merge` made this file from
     schema_version: int = 0  # the version the file was written in, before migration (0: not read from a file)
 
     @property

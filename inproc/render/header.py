@@ -116,6 +116,8 @@ def _engine(rec: RunRecord) -> Section:
     settings = dict(e.settings)
     facts = [Fact("Engine", e.name), Fact("Version", e.version), Fact("Quantization", text(settings.pop("quantization", None)))]
     facts += [Fact(k, text(v)) for k, v in settings.items()]
+    if rec.placement is not None:
+        facts.append(Fact("Placement", rec.placement.describe()))
     facts += [Fact("Build", f"{e.build_s:.1f} s")] if e.build_s is not None else []
     facts += [Fact("Warm-up", f"{e.warmup_s:.1f} s (before the first measurement; no figure comes from it)")] \
         if e.warmup_s is not None else []
@@ -143,6 +145,7 @@ def _run(rec: RunRecord) -> Section:
         Fact("Started", rec.created or DASH),
         *_timing(rec),
         Fact("Finished", "yes" if rec.finished else "no"),
+        *_parts(rec),
     ]
     facts += [Fact("Run note", note) for note in rec.notes]
     if rec.schema_version and rec.schema_version < SCHEMA_VERSION:
@@ -162,6 +165,19 @@ def _timing(rec: RunRecord) -> list[Fact]:
         return []
     return [Fact("Measuring time", f"{rec.measure_s:,.1f} s, {sum(windows):,.1f} s of it in decode windows "
                                    f"(wall ÷ windows {ratio:.2f})")]
+
+
+def _parts(rec: RunRecord) -> list[Fact]:
+    """Which part of the plan the file holds: a shard, or the shards it was merged from."""
+    if rec.shard is not None:
+        sh = rec.shard
+        return [Fact("Shard", f"{sh.label} of plan {sh.plan_id}: {len(sh.prefill)} prefill entries and {len(sh.cells)} "
+                              "decode cells of the plan; the rest are in the other shards (inproc merge puts them together)")]
+    if rec.merged_from:
+        lines = [f"shard {m.index}/{m.count}: {m.path} (host {m.machine.system.get('hostname', DASH)}, started "
+                 f"{m.created or DASH}, {m.measure_s:,.1f} s measuring)" for m in rec.merged_from]
+        return [Fact("Merged from", "\n".join(lines), code=True)]
+    return []
 
 
 def _launch(rec: RunRecord) -> Section:

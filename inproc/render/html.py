@@ -41,7 +41,7 @@ svg.chart .grid{stroke:#e5e5e5}svg.chart .axis{stroke:#888}svg.chart .band{fill:
 def render_html(rec: RunRecord) -> str:
     """The whole report as one HTML page."""
     rows = measurements(rec)
-    grid = decode_grid(rec.settings, rows)
+    grid = decode_grid(rec.settings, rows, rec.shard.cells if rec.shard else None)
     h = build_header(rec)
     body = [_header(h), _prefill(rows), _decode(rec, rows, grid), _steps(rec), _telemetry(rec), _all(rows)]
     return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"

@@ -68,7 +68,7 @@ def _prefill(rows: list[Measurement]) -> str:
 
 
 def _decode(rec: RunRecord, rows: list[Measurement]) -> str:
-    grid = decode_grid(rec.settings, rows)
+    grid = decode_grid(rec.settings, rows, rec.shard.cells if rec.shard else None)
     if not grid.cells and not (grid.contexts and grid.concurrency):
         return ""
     head = ["Context", *map(str, grid.concurrency)]

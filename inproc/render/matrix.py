@@ -38,22 +38,29 @@ class Grid:
     contexts: tuple[int, ...]
     concurrency: tuple[int, ...]
     cells: dict[tuple[int, int], Measurement]
-    planned: frozenset[tuple[int, int]] | None = None  # a cell list (--cells); None: the whole grid
+    planned: frozenset[tuple[int, int]] | None = None  # a cell list (--cells) or a shard's part; None: the whole grid
+    off_plan: str = "not in the run's cell list"  # why a cell outside ``planned`` shows a dash
 
     def cell(self, context: int, concurrency: int) -> Measurement:
-        """The cell's row, a Pending placeholder for a planned cell not measured yet, or a dash off the cell list."""
+        """The cell's row, a Pending placeholder for a planned cell not measured yet, or a dash off the plan."""
         found = self.cells.get((context, concurrency))
         if found is None and self.planned is not None and (context, concurrency) not in self.planned:
-            return Measurement(DECODE, context, concurrency, fmt.DASH, "not in the run's cell list")
+            return Measurement(DECODE, context, concurrency, fmt.DASH, self.off_plan)
         return found or Measurement(DECODE, context, concurrency, st.PENDING, "planned, not measured yet")
 
 
-def decode_grid(settings: MatrixSettings, rows: list[Measurement]) -> Grid:
+def decode_grid(settings: MatrixSettings, rows: list[Measurement],
+                shard_cells: tuple[tuple[int, int], ...] | None = None) -> Grid:
+    """The grid of a plan's decode cells; ``shard_cells``: a shard's part (the other cells are another shard's)."""
     decode = [m for m in rows if m.phase == DECODE]
     contexts = dict.fromkeys(list(settings.contexts) + [m.context for m in decode])
     concs = dict.fromkeys(list(settings.concurrency) + [m.concurrency for m in decode])
+    cells = {(m.context, m.concurrency): m for m in decode}
+    if shard_cells is not None:
+        return Grid(tuple(sorted(contexts)), tuple(sorted(concs)), cells, frozenset(shard_cells),
+                    "in another shard of the plan (inproc merge puts the shards together)")
     planned = frozenset(settings.cells) if settings.cells is not None else None
-    return Grid(tuple(sorted(contexts)), tuple(sorted(concs)), {(m.context, m.concurrency): m for m in decode}, planned)
+    return Grid(tuple(sorted(contexts)), tuple(sorted(concs)), cells, planned)
 
 
 def headline(m: Measurement) -> bool:

@@ -21,7 +21,7 @@ def render_matrix(rec: RunRecord) -> str:
         for m in prefill:
             val = f"{tok_s(m.total_tok_s)} / {ms(m.ttft_ms)}" if m.ttft_ms is not None else m.status
             lines.append(f"  {format_tokens(m.context):>10}  {val}")
-    grid = decode_grid(s, rows)
+    grid = decode_grid(s, rows, rec.shard.cells if rec.shard else None)
     if grid.contexts and grid.concurrency:
         lines += ["", "Sustained decode: total tok/s · TTFT (rows: context, columns: concurrency)"]
         cells = [[" · ".join(cell_parts(grid.cell(L, C))) for C in grid.concurrency] for L in grid.contexts]

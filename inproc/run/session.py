@@ -20,10 +20,11 @@ from inproc.errors import UsageError
 from inproc.measure.loops import LoopSettings
 from inproc.plan.matrix import MatrixPlan, check_contexts, make_plan
 from inproc.plan.prompts import PromptFactory
+from inproc.plan.shard import Shard, plan_id, planned_entries, shard_plan
 from inproc.plan.settings import MatrixSettings
 from inproc.profiles.spec import Profile
 from inproc.record.io import load_results
-from inproc.record.schema import EngineRecord, Machine, ProfileRef, RunPlan, RunRecord
+from inproc.record.schema import EngineRecord, Machine, ProfileRef, RunPlan, RunRecord, ShardRef
 from inproc.run.cell import warm_up
 from inproc.run.driver import Driver
 from inproc.run.interrupt import RunInterrupted, graceful_sigint
@@ -69,7 +70,7 @@ def new_record(profile: Profile, plan: RunPlan, info, build_s: float, warmup_s: 
                           info.forward_source, round(build_s, 3), round(warmup_s, 3))
     rec = RunRecord(tool={"name": "inproc", "version": inproc.__version__}, created=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                     command=command, profile=profile_ref(profile), plan=plan, engine=engine, capacity=info.capacity,
-                    machine=machine)
+                    machine=machine, placement=info.placement)
     if old is not None:
         rec = dataclasses.replace(rec, prefill=old.prefill, decode=old.decode, notes=old.notes + ("resumed",),
                                   measure_s=old.measure_s)
@@ -83,22 +84,62 @@ def _entries_to_measure(plan: MatrixPlan, old: RunRecord | None) -> int:
             + sum(1 for c in plan.cells if not c.pre_status and c.key not in done_cells))
 
 
+def _checked_shard(shard: Shard | None, settings: MatrixSettings, seed: int | None, old: RunRecord | None) -> Shard | None:
+    """The shard to run: the one given, or a resumed file's own; a mismatch or a shard without a seed is refused."""
+    before = Shard(old.shard.index, old.shard.count) if old is not None and old.shard else None
+    if old is not None and shard is not None and shard != before:
+        was = f"shard {before.label}" if before else "the whole plan"
+        raise UsageError(f"Cannot resume with --shard {shard.label}: the results file measured {was}.")
+    shard = shard or before
+    if shard is None or old is not None:
+        return shard
+    if seed is None:
+        raise UsageError(f"--shard {shard.label} needs --seed N: every shard of one plan must use the same prompt "
+                         "seed (give all shards the same --seed, e.g. --seed 1234).")
+    entries = planned_entries(settings.prefill_list, tuple((L, C) for L in settings.contexts for C in settings.concurrency
+                                                           if settings.runs_cell(L, C)))
+    if shard.count > entries:
+        raise UsageError(f"Bad --shard {shard.label}: the plan has {entries} entries, so at most {entries} shards "
+                         f"can each measure one (use N ≤ {entries}).")
+    return shard
+
+
 def _checked_start(profile: Profile, settings: MatrixSettings, out: str | None, seed: int | None,
-                   resume: str | None, force: bool) -> tuple[RunRecord | None, str | None, int]:
-    """(the record resumed, the output path, the seed) once every input is checked, before any build."""
+                   resume: str | None, force: bool, shard: Shard | None) -> tuple[RunRecord | None, str | None, int, Shard | None]:
+    """(the record resumed, the output path, the seed, the shard) once every input is checked, before any build."""
     old = None
     if resume:
         old = load_results(resume)
         why = resume_refusal(old, profile, settings)
         if why:
             raise UsageError(f"Cannot resume {resume!r}: {why}. Start a new run with --out, or use the same profile and flags.")
-        seed, out = old.plan.seed, resume
+        out = resume
     else:
         check_output_path(out, force)
+    shard = _checked_shard(shard, settings, seed, old)
+    seed = old.plan.seed if old is not None else seed
     limit = engines.get(profile.engine).declared_max_len(profile.model, dict(profile.engine_args))
     if limit:
         check_contexts(settings.contexts + settings.prefill_list, limit, "profile's max length")
-    return old, out, seed if seed is not None else secrets.randbits(31)
+    return old, out, seed if seed is not None else secrets.randbits(31), shard
+
+
+def _build(profile: Profile, launch: LaunchSpec, sink: Sink):
+    """The engine and its build seconds; a multi-node head says first what it waits for."""
+    placement = engines.head_placement(launch)
+    if placement.nodes is not None and placement.nodes > 1:
+        sink(f"placement: {placement.describe()}; building the head (node 0), which waits for node ranks "
+             f"1..{placement.nodes - 1}: run `inproc worker {profile.path or profile.name} --node-rank R` on each")
+    t_build = time.perf_counter()
+    engine = engines.build_engine(launch)
+    return engine, time.perf_counter() - t_build
+
+
+def _shard_ref(full: MatrixPlan, plan: MatrixPlan, shard: Shard | None) -> ShardRef | None:
+    if shard is None:
+        return None
+    return ShardRef(shard.index, shard.count, plan_id(full), plan.prefill_contexts,
+                    tuple((c.context, c.concurrency) for c in plan.cells))
 
 
 def debug_launch(profile: Profile, debug: DebugSettings) -> LaunchSpec:
@@ -118,23 +159,21 @@ def debug_launch(profile: Profile, debug: DebugSettings) -> LaunchSpec:
 def run_matrix(profile: Profile, settings: MatrixSettings, *, out: str | None, seed: int | None = None,
                resume: str | None = None, force: bool = False, command: str = "", progress: Sink | None = None,
                telemetry_hz: float | None = DEFAULT_HZ, loops: LoopSettings = LoopSettings(),
-               debug: DebugSettings = DebugSettings()) -> RunRecord:
-    """Build the engine, plan the matrix, warm up, measure it, and keep the results file current.
+               debug: DebugSettings = DebugSettings(), shard: Shard | None = None) -> RunRecord:
+    """Build the engine, plan the matrix (or its shard), warm up, measure it, and keep the results file current.
 
     ``debug``: profiler, NVTX ranges and breakpoint (``inproc.run.profiling``); no figure depends on it.
+    ``shard``: measure only that part of the plan (``inproc.plan.shard``); ``inproc merge`` joins the parts.
     """
     sink = progress if progress is not None else QuietSink()
-    old, out, seed = _checked_start(profile, settings, out, seed, resume, force)
+    old, out, seed, shard = _checked_start(profile, settings, out, seed, resume, force, shard)
     launch = debug_launch(profile, debug)  # checks CUDA where a debug flag needs it
     telemetry = open_telemetry(hz=telemetry_hz) if telemetry_hz else None  # checks the rate first
-    engine = None
-    runner = None
+    engine = runner = None
     try:
-        t_build = time.perf_counter()
-        engine = engines.build_engine(launch)
-        build_s = time.perf_counter() - t_build
-        plan = make_plan(settings, engine.info.capacity, seed)
-        run_plan = RunPlan(settings, seed, loops, telemetry_hz)
+        engine, build_s = _build(profile, launch, sink)
+        full = make_plan(settings, engine.info.capacity, seed)
+        plan = shard_plan(full, shard) if shard else full
         info = engine.info
         untested = version_note(engines.get(info.name), info.version)
         if untested:
@@ -144,9 +183,10 @@ def run_matrix(profile: Profile, settings: MatrixSettings, *, out: str | None, s
             batch = min(max(settings.concurrency), info.capacity.max_num_seqs)
             warmup_s = warm_up(Driver(engine, should_stop=stop), engine, prompts, batch)
             machine = Machine(**collect_metadata(software=engines.software(), host_bandwidth=True))
-            record = new_record(profile, run_plan, info, build_s, warmup_s, command, machine, old)
-            if untested:
-                record = dataclasses.replace(record, notes=record.notes + (untested,))
+            record = new_record(profile, RunPlan(settings, seed, loops, telemetry_hz), info, build_s, warmup_s, command,
+                                machine, old)
+            record = dataclasses.replace(record, shard=_shard_ref(full, plan, shard),
+                                         notes=record.notes + ((untested,) if untested else ()))
             ctx = RunContext(launch, out, Progress(_entries_to_measure(plan, old), sink), should_stop=stop, debug=debug)
             runner = Runner(ctx, engine, plan, record, telemetry)
             try:

@@ -30,6 +30,11 @@ class SglangAdapter(EngineAdapter):
 
         return check
 
+    def nodes_module(self):
+        from inproc.engines.sglang import nodes
+
+        return nodes
+
     def build(self, launch):
         from inproc.engines.sglang.engine import build_sglang_engine
 

@@ -227,8 +227,9 @@ class SglangEngine:
         launched, self._launched = self._launched, None
         if launched is None:
             return
-        if launched.peers and launched.scheduler is not None:
-            # Peers leave their loop on the broadcast ShutdownReq, as under sglang serve.
+        if launched.tp_size > 1 and launched.scheduler is not None:
+            # Every other rank, on this node or another, leaves its loop on the broadcast ShutdownReq,
+            # as under sglang serve (other nodes' launchers then return: inproc worker exits).
             sock_send(self._inbox, ShutdownReq())
             launched.scheduler.ingest_requests()
         self._sched = None

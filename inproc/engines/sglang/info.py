@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from inproc.engines.sglang.anatomy import FORWARD_SOURCE
+from inproc.engines.sglang.nodes import placement
 from inproc.types import Capacity, EngineInfo, KVCacheGroup, special_token_ids
 
 # Settings worth recording in a results file (resolved values, not the profile's).
@@ -57,6 +58,7 @@ def read_info(s, server_args, model: str, event_loop: str) -> EngineInfo:
         settings={**{k: resolved.get(k) for k in SETTING_NAMES}, "event_loop": event_loop,
                   "graph_capture_memory_bytes": graph_memory_bytes(s)},
         forward_source=FORWARD_SOURCE,
+        placement=placement(server_args, str(s.device)),
     )
 
 

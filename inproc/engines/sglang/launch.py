@@ -15,6 +15,7 @@ import threading
 from dataclasses import dataclass, field
 
 from inproc.engines.base import EngineBuildError
+from inproc.engines.nodes import check_head_rank
 from inproc.errors import UsageError
 
 PEER_READY_TIMEOUT_S = 600.0
@@ -46,24 +47,46 @@ class Launched:
 
     scheduler: object
     port_args: object
-    peers: list = field(default_factory=list)  # multiprocessing.Process, ranks 1..N-1
+    peers: list = field(default_factory=list)  # multiprocessing.Process, this node's ranks after 0
+    tp_size: int = 1  # TP ranks over every node: those past this node's listen for rank 0's broadcast too
     previous_sigquit: object = None
     started_resource_tracker: bool = False  # spawning peers started multiprocessing's tracker
 
 
-def _check_topology(server_args) -> int:
-    """Only TP is stepped in-process; PP and DP need SGLang's own controllers."""
+@dataclass(frozen=True)
+class Topology:
+    """TP ranks in all, and this node's share: node ``n`` runs ranks ``n × per_node … (n + 1) × per_node - 1``."""
+
+    tp_size: int
+    nnodes: int
+    node_rank: int
+
+    @property
+    def per_node(self) -> int:
+        return self.tp_size // self.nnodes
+
+    @property
+    def local_ranks(self) -> range:
+        """This node's TP ranks, as SGLang's ``_calculate_rank_ranges`` gives them (pp 1)."""
+        return range(self.per_node * self.node_rank, self.per_node * (self.node_rank + 1))
+
+
+def _check_topology(server_args) -> Topology:
+    """Only TP is stepped in-process, over one node or several; PP and DP need SGLang's own controllers."""
     from sglang.srt.arg_groups.overrides import resolving_view
     from sglang.srt.runtime_context import num_dp_ranks_of
 
     cfg = resolving_view(server_args)
-    if cfg.pp_size > 1 or num_dp_ranks_of(cfg) > 1 or cfg.nnodes > 1:
+    if cfg.pp_size > 1 or num_dp_ranks_of(cfg) > 1:
         raise UsageError(
-            f"Unsupported SGLang topology pp-size={cfg.pp_size}, dp-size={num_dp_ranks_of(cfg)}, "
-            f"nnodes={cfg.nnodes}: the in-process adapter steps tensor parallelism on one node only "
-            "(tp-size). Remove pp-size/dp-size/nnodes from the profile."
+            f"Unsupported SGLang topology pp-size={cfg.pp_size}, dp-size={num_dp_ranks_of(cfg)}: the in-process "
+            "adapter steps tensor parallelism only (tp-size, over nnodes nodes). Remove pp-size/dp-size from the profile."
         )
-    return int(cfg.tp_size)
+    topology = Topology(int(cfg.tp_size), int(cfg.nnodes), int(cfg.node_rank))
+    if topology.tp_size % topology.nnodes:
+        raise UsageError(f"SGLang splits tp-size evenly over the nodes: tp-size {topology.tp_size} is not divisible "
+                         f"by nnodes {topology.nnodes}.")
+    return topology
 
 
 def adapter_server_args(model: str, engine_args: dict[str, object]):
@@ -86,7 +109,8 @@ def _on_rank_sigquit(signum, frame) -> None:
     raise RankFailed("An SGLang TP rank process failed (it sent SIGQUIT); its traceback is in the log above.")
 
 
-def _spawn_peers(server_args, port_args, tp_size: int) -> tuple[list, list]:
+def _spawn_peers(server_args, port_args, ranks: range, per_node: int) -> tuple[list, list]:
+    """This node's ranks ``ranks``, each on its device as SGLang's launcher places it."""
     import multiprocessing as mp
 
     from sglang.srt.managers.scheduler import run_scheduler_process
@@ -96,9 +120,9 @@ def _spawn_peers(server_args, port_args, tp_size: int) -> tuple[list, list]:
     ctx = mp.get_context("spawn")
     base, step = get_device().base_gpu_id, get_device().gpu_id_step
     procs, readers = [], []
-    for tp_rank in range(1, tp_size):
+    for tp_rank in ranks:
         reader, writer = ctx.Pipe(duplex=False)
-        args = (server_args, port_args, base + tp_rank * step, tp_rank, 0, None, writer)
+        args = (server_args, port_args, base + (tp_rank % per_node) * step, tp_rank, 0, None, writer)
         proc = ctx.Process(target=run_scheduler_process, args=args, daemon=False)
         proc.start()
         writer.close()
@@ -128,22 +152,26 @@ def launch(server_args) -> Launched:
 
     server_args.resolve_once()
     server_args.check_server_args()
-    tp_size = _check_topology(server_args)
+    topology = _check_topology(server_args)
+    if topology.nnodes > 1:
+        check_head_rank(topology.node_rank, topology.nnodes)
+    # Rank 0 is here; this node's other ranks are spawned (the other nodes start theirs: inproc worker).
+    peers = topology.local_ranks[1:]
     port_args = PortArgs.init_new(server_args)
-    launched = Launched(scheduler=None, port_args=port_args)
+    launched = Launched(scheduler=None, port_args=port_args, tp_size=topology.tp_size)
     try:
         world_rank = spawn_world_rank(server_args, tp_rank=0, pp_rank=0)
         # Rank 0's device is the first of the launcher's range, as in sglang serve.
         gpu_id = resolving_view(server_args).base_gpu_id
         publish(server_args, role="scheduler", ranks=SpawnRanks(world_rank=world_rank, gpu_id=gpu_id))
-        if tp_size > 1 and threading.current_thread() is threading.main_thread():
+        if peers and threading.current_thread() is threading.main_thread():
             launched.previous_sigquit = signal.signal(signal.SIGQUIT, _on_rank_sigquit)
-        if tp_size > 1:
+        if peers:
             from multiprocessing import resource_tracker
 
             launched.started_resource_tracker = resource_tracker._resource_tracker._pid is None
-        launched.peers, readers = _spawn_peers(server_args, port_args, tp_size)
-        # Collective: blocks until every peer joins the process groups.
+        launched.peers, readers = _spawn_peers(server_args, port_args, peers, topology.per_node)
+        # Collective: blocks until every peer, on every node, joins the process groups.
         launched.scheduler = Scheduler(server_args, port_args)
         _wait_ready(readers, launched.peers)
     except BaseException:

@@ -29,6 +29,11 @@ class VllmAdapter(EngineAdapter):
 
         return check
 
+    def nodes_module(self):
+        from inproc.engines.vllm import nodes
+
+        return nodes
+
     def profiler_args(self, kind, directory, with_stack):
         # vLLM's own profiler (LLMEngine.start_profile) runs on every worker, TP ranks included.
         if kind == "torch":

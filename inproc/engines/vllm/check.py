@@ -18,15 +18,20 @@ from inproc.errors import UsageError
 
 
 def parallel_layout(ea) -> tuple[int, str]:
-    """GPUs vLLM's parallel sizes occupy on one node: TP × PP × PCP × DP (EP reuses TP×DP GPUs)."""
-    dp = ea.data_parallel_size_local or ea.data_parallel_size
+    """GPUs vLLM's parallel sizes occupy on one node: TP × PP × PCP per replica, × the node's DP replicas
+    (EP reuses TP×DP GPUs); a replica spread over several nodes (``nnodes``) splits its ranks evenly."""
+    dp = ea.data_parallel_size
+    dp_local = ea.data_parallel_size_local or dp
     parts = [("TP", ea.tensor_parallel_size), ("PP", ea.pipeline_parallel_size),
              ("PCP", getattr(ea, "prefill_context_parallel_size", 1) or 1), ("DP", dp)]
-    n = 1
-    for _, size in parts:
-        n *= size
+    world = ea.tensor_parallel_size * ea.pipeline_parallel_size * parts[2][1]
+    nnodes = int(getattr(ea, "nnodes", 1) or 1)
+    # vLLM's ParallelConfig.nnodes_within_dp: the nodes one replica spans.
+    within = max(nnodes // max(dp // dp_local, 1), 1)
     text = " × ".join(f"{k} {v}" for k, v in parts if v != 1 or k == "TP")
-    return n, text
+    if nnodes > 1:
+        text += f" over {nnodes} nodes"
+    return world // within * dp_local, text
 
 
 def _reject(where: str, e: Exception) -> UsageError:

@@ -17,6 +17,7 @@ import warnings
 from typing import Sequence
 
 from inproc.engines.base import EngineBuildError, files_under, require
+from inproc.engines.flags import one_line
 from inproc.engines.vllm.graphs import capture_memory
 from inproc.engines.vllm.info import read_info
 from inproc.engines.vllm.probe import SchedulerProbe
@@ -136,8 +137,10 @@ def build_vllm_engine(launch: LaunchSpec) -> VllmEngine:
     # torch deprecation notices raised while vLLM's kernel dispatcher scans modules at build.
     warnings.filterwarnings("ignore", category=FutureWarning, module=r"vllm\.triton_utils\.dispatcher")
     from inproc.engines.vllm.args import parse_profile
+    from inproc.engines.vllm.nodes import check_head
 
     engine_args = parse_profile(launch.model, dict(launch.engine_args))
+    check_head(engine_args)
     engine_args.disable_log_stats = False  # per-step scheduler stats feed the probe
     engine_args.cudagraph_metrics = True  # each batch's CUDAGraphStat (mode, padding)
     engine_args.enable_mfu_metrics = True  # each batch's PerfStats (FLOPs, bytes per GPU)
@@ -147,6 +150,6 @@ def build_vllm_engine(launch: LaunchSpec) -> VllmEngine:
         with capture_memory() as graphs:
             llm_engine = LLMEngine.from_engine_args(engine_args)
     except (ValueError, RuntimeError, OSError) as e:
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise EngineBuildError(f"vLLM could not build the engine: {first}") from e
+        # One line, pydantic's field errors included (a Ray profile on a CPU gets vLLM's refusal here).
+        raise EngineBuildError(f"vLLM could not build the engine: {one_line(str(e)) or type(e).__name__}") from e
     return VllmEngine(llm_engine, launch.model, graphs.bytes)

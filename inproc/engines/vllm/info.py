@@ -1,6 +1,7 @@
 """What a built vLLM engine holds: capacity from its own KV-cache config, identity, settings."""
 from __future__ import annotations
 
+from inproc.engines.vllm.nodes import placement
 from inproc.types import Capacity, EngineInfo, KVCacheGroup, special_token_ids
 
 #: How the adapter's per-step bytes and FLOPs are obtained (recorded with every run).
@@ -75,6 +76,7 @@ def read_info(llm_engine, scheduler, model: str, graph_memory_bytes: int | None 
         # What graph capture took, as capture_model() returned it (inproc.engines.vllm.graphs).
         settings={**settings(cfg), "graph_capture_memory_bytes": graph_memory_bytes},
         forward_source=FORWARD_SOURCE,
+        placement=placement(cfg.parallel_config),
     )
 
 

@@ -1,0 +1,63 @@
+"""The results file's versions, and each older version brought to the current one.
+
+Schema history (``schema_version``):
+  1 — 2026-11-29: first format. Top level: schema_version, tool, created, command,
+      finished, notes, profile, plan, engine, capacity, machine, prefill[], decode[].
+      Each entry carries its figures flat (reference column names) and its raw
+      records under ``raw`` (prefill) or ``trace`` (decode); telemetry under
+      ``extra.telemetry`` ({figures, throttle, trace}). Arrays as {dtype, b64}.
+  2 — 2026-12-01: telemetry moves from ``extra.telemetry`` to ``telemetry`` on each
+      entry and ``extra`` goes; arrays as {dtype, n, zb64} (zlib). Figures, checks and
+      the throttle flag stay in the file for readers without inproc, but the loader
+      derives them again from the raw records (``inproc.record.derive``).
+  3 — 2026-12-01: step anatomy. Each step trace may hold the columns of
+      ``inproc.measure.steps`` (batch shape, ``output_of``, CUDA-graph mode and padding,
+      FLOPs and bytes, host times); ``engine.forward_source`` says where bytes and FLOPs
+      come from; ``machine.cpu`` may hold the host copy bandwidth measured at run start;
+      ``timing.measure_s`` is the wall time spent measuring. Older traces read the
+      missing columns as unknown (and as synchronous steps).
+  4 — 2026-12-01: ``plan.cells``: the decode cells as [context, concurrency] pairs when a
+      run measured a cell list (``--cells``) rather than the contexts × concurrency grid;
+      absent or null: the grid. Nothing moves.
+  5 — 2026-12-01: ``plan.window_steps`` (a window of N steps; null: seconds); each decode
+      trace may hold ``window_steps`` and ``profiled`` (the profiler, its files, the step
+      rows it covered after the window). Nothing moves.
+  6 — 2026-12-01: multi-node engines and sharded plans. ``placement``: where the ranks ran
+      ({nodes, world_size, ranks per node, gpus_per_node, backend, rendezvous}; null: not
+      recorded). ``shard``: the part of the plan an ``inproc run --shard I/N`` measured
+      ({index, count, plan_id, prefill, cells}; null: all of it). ``merged_from``: the
+      shards ``inproc merge`` made the file from ({index, count, path, created, command,
+      measure_s, machine}; empty otherwise). Older files: null, null, []; nothing moves.
+
+A file newer than :data:`SCHEMA_VERSION` is refused by the loader (``inproc.record.io``).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+SCHEMA_VERSION = 6
+
+
+def migrate(data: dict[str, Any]) -> dict[str, Any]:
+    """A results JSON of any known version, brought to :data:`SCHEMA_VERSION` (the input is left as it was)."""
+    out = dict(data)
+    if out["schema_version"] == 1:
+        for key in ("prefill", "decode"):
+            out[key] = [_entry_v1_to_v2(e) for e in out.get(key, [])]
+        out["schema_version"] = 2
+    if out["schema_version"] == 2:
+        out["schema_version"] = 3  # only new, optional fields: nothing to move
+    if out["schema_version"] == 3:
+        out["schema_version"] = 4  # plan.cells is optional: nothing to move
+    if out["schema_version"] == 4:
+        out["schema_version"] = 5  # window_steps and profiled are optional: nothing to move
+    if out["schema_version"] == 5:
+        out.update(placement=None, shard=None, merged_from=[], schema_version=6)  # not recorded before 6
+    return out
+
+
+def _entry_v1_to_v2(e: dict[str, Any]) -> dict[str, Any]:
+    e = dict(e)
+    extra = e.pop("extra", None) or {}
+    e["telemetry"] = extra.get("telemetry") or None
+    return e
