@@ -18,6 +18,21 @@ def _sleep(seconds: float, code: int) -> None:
     raise SystemExit(code)
 
 
+@pytest.fixture(scope="module", autouse=True)
+def no_tracker_left():
+    """Spawning the stand-in ranks starts multiprocessing's resource tracker; stop it if this module did.
+
+    A tracker left running is a child of the test process, which later tests that check for
+    leftover children would count.
+    """
+    from multiprocessing import resource_tracker
+
+    started_here = resource_tracker._resource_tracker._pid is None
+    yield
+    if started_here and resource_tracker._resource_tracker._pid is not None:
+        resource_tracker._resource_tracker._stop()
+
+
 @pytest.fixture()
 def head():
     """A listening socket standing in for the head's rendezvous (torch's TCPStore accepts like this)."""

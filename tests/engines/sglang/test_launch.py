@@ -35,8 +35,18 @@ def test_profile_may_set_the_defaults_but_not_the_requirements():
 
 @pytest.mark.parametrize("extra", [{"pp-size": 2}, {"dp-size": 2}])
 def test_only_tensor_parallel_topologies_are_stepped(extra):
+    from inproc.engines.sglang.launch import Topology, _check_topology, adapter_server_args
+
+    assert _check_topology(adapter_server_args(MODEL, {"tp-size": 2})) == Topology(2, 1, 0)
+    with pytest.raises(UsageError, match="adapter steps tensor parallelism only"):
+        _check_topology(adapter_server_args(MODEL, extra))
+
+
+def test_tensor_parallel_over_nodes_splits_the_ranks_evenly():
     from inproc.engines.sglang.launch import _check_topology, adapter_server_args
 
-    assert _check_topology(adapter_server_args(MODEL, {"tp-size": 2})) == 2
-    with pytest.raises(UsageError, match="steps tensor parallelism on one node only"):
-        _check_topology(adapter_server_args(MODEL, extra))
+    args = {"tp-size": 4, "nnodes": 2, "node-rank": 1, "dist-init-addr": "127.0.0.1:5000"}
+    topology = _check_topology(adapter_server_args(MODEL, args))
+    assert (topology.per_node, list(topology.local_ranks)) == (2, [2, 3])
+    with pytest.raises(UsageError, match="tp-size 3 is not divisible by nnodes 2"):
+        _check_topology(adapter_server_args(MODEL, {**args, "tp-size": 3}))
