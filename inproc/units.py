@@ -83,6 +83,11 @@ def parse_cell_list(text: str) -> tuple[tuple[int, int], ...]:
     return tuple(cells)
 
 
+def cell_key(context: int, concurrency: int) -> str:
+    """``8192x16``: the key a decode cell is planned, stored, resumed and compared under (raw token counts)."""
+    return f"{context}x{concurrency}"
+
+
 def format_cell(context: int, concurrency: int) -> str:
     """``8Kx16``: the form :func:`parse_cell` reads."""
     return f"{format_tokens(context).replace(',', '')}x{concurrency}"

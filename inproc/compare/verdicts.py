@@ -29,6 +29,7 @@ from inproc.compare.samples import METRICS
 from inproc.compare.stats import geometric_mean
 from inproc.errors import UsageError
 from inproc.record.schema import DecodeEntry, RunRecord
+from inproc.units import cell_key
 
 FASTER, SLOWER, NOT_SIGNIFICANT = "faster", "slower", "not significant"
 NOT_COMPARABLE, STATUS_CHANGED, NEW, MISSING = "not comparable", "status changed", "new", "missing"
@@ -71,7 +72,7 @@ class Row:
 
     @property
     def key(self) -> str:
-        return f"{self.context}x{self.concurrency}"
+        return cell_key(self.context, self.concurrency)
 
 
 @dataclass(frozen=True)

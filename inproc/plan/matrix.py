@@ -13,7 +13,7 @@ from inproc.plan.capacity import CapacityCheck, check_cell
 from inproc.plan.prompts import suffix_length
 from inproc.plan.settings import MatrixSettings
 from inproc.types import Capacity
-from inproc.units import format_tokens
+from inproc.units import cell_key, format_tokens
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ class CellPlan:
 
     @property
     def key(self) -> str:
-        return f"{self.context}x{self.concurrency}"
+        return cell_key(self.context, self.concurrency)
 
 
 @dataclass(frozen=True)

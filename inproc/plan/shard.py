@@ -37,6 +37,7 @@ from typing import Literal
 
 from inproc.errors import UsageError
 from inproc.plan.matrix import CellPlan, MatrixPlan
+from inproc.units import cell_key
 
 #: Assumed prompt tokens per second, for the cost estimate only.
 PREFILL_TOK_S = 10_000.0
@@ -79,7 +80,7 @@ class Entry:
 
     @property
     def key(self) -> str:
-        return f"prefill {self.context}" if self.kind == "prefill" else f"{self.context}x{self.concurrency}"
+        return f"prefill {self.context}" if self.kind == "prefill" else cell_key(self.context, self.concurrency)
 
 
 def planned_entries(prefill_contexts: tuple[int, ...], cells: tuple[tuple[int, int], ...]) -> int:

@@ -20,6 +20,7 @@ from inproc.plan.capacity import CapacityCheck
 from inproc.plan.settings import MatrixSettings
 from inproc.telemetry.window import WindowTelemetry
 from inproc.types import Capacity, Placement
+from inproc.units import cell_key
 
 
 @dataclass(frozen=True)
@@ -176,7 +177,7 @@ class DecodeEntry(_Judged):
 
     @property
     def key(self) -> str:
-        return f"{self.context}x{self.concurrency}"
+        return cell_key(self.context, self.concurrency)
 
     @property
     def ttft_kind(self) -> str:
