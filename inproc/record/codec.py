@@ -1,14 +1,16 @@
-"""The one array codec of the results file.
+"""The results file's codecs: arrays, and dataclasses from JSON objects.
 
 An array is written as ``{"dtype": "<f8", "n": 300, "zb64": "..."}``: its little-endian
 bytes, zlib-compressed, then base64. That is exact (64-bit counters and bit masks survive
 unchanged, which rounded floats in a list would not) and small: step times, token ids
 and telemetry columns repeat a lot. Version-1 files also hold ``{"dtype", "b64"}``
-(uncompressed), which :func:`decode_array` reads too.
+(uncompressed), which :func:`decode_array` reads too. A JSON object becomes a dataclass
+through :func:`known_fields`, so keys another version wrote are passed over.
 """
 from __future__ import annotations
 
 import base64
+import dataclasses
 import zlib
 from typing import Any, Mapping
 
@@ -36,3 +38,9 @@ def decode_array(data: Mapping[str, Any]) -> np.ndarray:
     if "n" in data and arr.size != int(data["n"]):
         raise ValueError(f"array holds {arr.size} values, header says {data['n']}")
     return arr.astype(dtype.newbyteorder("="), copy=True)
+
+
+def known_fields(cls, d: Mapping[str, Any]) -> dict[str, Any]:
+    """The items of ``d`` that name a field of the dataclass ``cls`` (others are dropped)."""
+    names = {f.name for f in dataclasses.fields(cls)}
+    return {k: v for k, v in d.items() if k in names}

@@ -23,6 +23,7 @@ from inproc.plan.capacity import CapacityCheck
 from inproc.plan.matrix import CellPlan
 from inproc.plan.settings import MatrixSettings
 from inproc.record import derive, scope
+from inproc.record.codec import known_fields
 from inproc.record.migrate import SCHEMA_VERSION, migrate
 from inproc.record.schema import (
     DecodeEntry,
@@ -180,8 +181,8 @@ def from_json(d: dict[str, Any]) -> RunRecord:
     """A record from current-schema JSON; every measured entry derived again from its raw records."""
     plan = _plan(d["plan"])
     capacity = _capacity(d["capacity"])
-    engine = EngineRecord(**_known(EngineRecord, d["engine"]))
-    machine = Machine(**_known(Machine, d.get("machine") or {}))
+    engine = EngineRecord(**known_fields(EngineRecord, d["engine"]))
+    machine = Machine(**known_fields(Machine, d.get("machine") or {}))
     peaks = run_peaks(machine.gpu_devices, machine.cpu, engine.settings)
     return RunRecord(
         tool=dict(d["tool"]),
@@ -203,28 +204,23 @@ def from_json(d: dict[str, Any]) -> RunRecord:
 
 
 
-def _known(cls, d: dict[str, Any]) -> dict[str, Any]:
-    names = {f.name for f in dataclasses.fields(cls)}
-    return {k: v for k, v in d.items() if k in names}
-
-
 def _tuples(d: dict[str, Any]) -> dict[str, Any]:
     return {k: tuple(v) if isinstance(v, list) else v for k, v in d.items()}
 
 
 def _profile(d: dict[str, Any]) -> ProfileRef:
-    return ProfileRef(**{**_known(ProfileRef, d), "overrides": tuple(d.get("overrides") or ())})
+    return ProfileRef(**{**known_fields(ProfileRef, d), "overrides": tuple(d.get("overrides") or ())})
 
 
 def _plan(d: dict[str, Any]) -> RunPlan:
-    settings = MatrixSettings(**_tuples(_known(MatrixSettings, d)))
+    settings = MatrixSettings(**_tuples(known_fields(MatrixSettings, d)))
     loops = LoopSettings(**(d.get("loop_check") or {}))
     return RunPlan(settings, int(d["seed"]), loops, d.get("telemetry_hz"))
 
 
 def _capacity(d: dict[str, Any]) -> Capacity:
     groups = tuple(KVCacheGroup(**g) for g in d.get("groups") or ())
-    return Capacity(**{**_known(Capacity, d), "groups": groups, "extra": dict(d.get("extra") or {})})
+    return Capacity(**{**known_fields(Capacity, d), "groups": groups, "extra": dict(d.get("extra") or {})})
 
 
 def _verdict(d: dict[str, Any]) -> Verdict:

@@ -1,6 +1,6 @@
 """Where a run's engine ran and which part of its plan the file holds, to and from the results file's JSON.
 
-Three top-level keys of schema 5 (history in ``inproc.record.io``): ``placement`` (the
+Three top-level keys of schema 6 (history in ``inproc.record.migrate``): ``placement`` (the
 engine's nodes and ranks), ``shard`` (the part of the plan an ``inproc run --shard I/N``
 measured) and ``merged_from`` (the shards ``inproc merge`` made a file from).
 """
@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from inproc.record.codec import known_fields
 from inproc.record.schema import Machine, MergedShard, RunRecord, ShardRef
 from inproc.types import Placement
 
@@ -27,15 +28,10 @@ def from_json(d: dict[str, Any]) -> dict[str, Any]:
             "merged_from": tuple(_merged(m) for m in d.get("merged_from") or ())}
 
 
-def _known(cls, d: dict[str, Any]) -> dict[str, Any]:
-    names = {f.name for f in dataclasses.fields(cls)}
-    return {k: v for k, v in d.items() if k in names}
-
-
 def _placement(d: dict[str, Any] | None) -> Placement | None:
     if not d:
         return None
-    return Placement(**{**_known(Placement, d), "ranks": tuple(tuple(int(r) for r in node) for node in d.get("ranks") or ())})
+    return Placement(**{**known_fields(Placement, d), "ranks": tuple(tuple(int(r) for r in node) for node in d.get("ranks") or ())})
 
 
 def _shard(d: dict[str, Any] | None) -> ShardRef | None:
@@ -46,4 +42,4 @@ def _shard(d: dict[str, Any] | None) -> ShardRef | None:
 
 
 def _merged(d: dict[str, Any]) -> MergedShard:
-    return MergedShard(**{**_known(MergedShard, d), "machine": Machine(**_known(Machine, d.get("machine") or {}))})
+    return MergedShard(**{**known_fields(MergedShard, d), "machine": Machine(**known_fields(Machine, d.get("machine") or {}))})

@@ -13,8 +13,8 @@ import typing
 
 from inproc.engines import flags
 from inproc.engines.base import CheckSkipped
+from inproc.engines.vllm.nodes import world_size
 from inproc.errors import UsageError
-
 
 
 def parallel_layout(ea) -> tuple[int, str]:
@@ -24,14 +24,13 @@ def parallel_layout(ea) -> tuple[int, str]:
     dp_local = ea.data_parallel_size_local or dp
     parts = [("TP", ea.tensor_parallel_size), ("PP", ea.pipeline_parallel_size),
              ("PCP", getattr(ea, "prefill_context_parallel_size", 1) or 1), ("DP", dp)]
-    world = ea.tensor_parallel_size * ea.pipeline_parallel_size * parts[2][1]
     nnodes = int(getattr(ea, "nnodes", 1) or 1)
     # vLLM's ParallelConfig.nnodes_within_dp: the nodes one replica spans.
     within = max(nnodes // max(dp // dp_local, 1), 1)
     text = " × ".join(f"{k} {v}" for k, v in parts if v != 1 or k == "TP")
     if nnodes > 1:
         text += f" over {nnodes} nodes"
-    return world // within * dp_local, text
+    return world_size(ea) // within * dp_local, text
 
 
 def _reject(where: str, e: Exception) -> UsageError:

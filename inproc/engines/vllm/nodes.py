@@ -25,7 +25,7 @@ PROFILE_HINT = 'nnodes = 2, master-addr = "10.0.0.1", master-port = 29501'
 RAY = "ray"
 
 
-def _world_size(cfg) -> int:
+def world_size(cfg) -> int:
     """TP × PP × PCP: the ranks of one engine (EngineArgs and ParallelConfig name them alike)."""
     return (int(cfg.tensor_parallel_size) * int(cfg.pipeline_parallel_size)
             * int(getattr(cfg, "prefill_context_parallel_size", 1) or 1))
@@ -41,7 +41,7 @@ def placement(cfg) -> Placement:
     """Nodes and ranks from ``EngineArgs`` (before build) or the resolved ``ParallelConfig`` (after)."""
     from vllm.platforms import current_platform
 
-    world, nnodes = _world_size(cfg), int(cfg.nnodes)
+    world, nnodes = world_size(cfg), int(cfg.nnodes)
     backend = _backend_name(cfg.distributed_executor_backend) if world > 1 or nnodes > 1 else "uni"
     if backend == RAY:
         return Placement(None, world, (), None, RAY)
