@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from inproc.record.codec import decode_array, encode_array
+from inproc.codec import decode_array, encode_array
 from inproc.types import GRAPH_MODES, ForwardStats, StepResult
 
 #: Float columns; the first two are in every file ever written.

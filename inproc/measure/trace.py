@@ -5,7 +5,7 @@ Every token is stamped with the end of the step that returned it, so a request k
 the step indices at which tokens arrived and how many arrived; step rows are stored
 once per cell. Figures (``inproc.measure.metrics``) are computed from these records only.
 
-On disk, arrays go through the results file's one codec (``inproc.record.codec``).
+On disk, arrays go through the results file's one codec (``inproc.codec``).
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from inproc.measure.steps import StepTrace
-from inproc.record.codec import decode_array, encode_array
+from inproc.codec import decode_array, encode_array
 
 
 @dataclass

@@ -23,7 +23,7 @@ from inproc.plan.capacity import CapacityCheck
 from inproc.plan.matrix import CellPlan
 from inproc.plan.settings import MatrixSettings
 from inproc.record import derive, scope
-from inproc.record.codec import known_fields
+from inproc.codec import known_fields
 from inproc.record.migrate import SCHEMA_VERSION, migrate
 from inproc.record.schema import (
     DecodeEntry,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from inproc.record.codec import known_fields
+from inproc.codec import known_fields
 from inproc.record.schema import Machine, MergedShard, RunRecord, ShardRef
 from inproc.types import Placement
 

@@ -3,8 +3,9 @@
 Per decode cell: every variant's status and headline figures (total tok/s, time between
 tokens, TTFT) with its step anatomy (CUDA-graph coverage, padding), the best variant and
 the spread. Per variant: how it ended, its engine's build and warm-up times and the memory
-its graph capture took where the engine reports it. Figures are read through the same rows
-the run reports show (``inproc.render.measurements``), so a figure is defined once.
+its graph capture took where the engine reports it. Figures are the entries' own
+(``inproc.measure.figures``), shown only for a status with headline figures, as the run
+reports do, so a figure is defined once.
 """
 from __future__ import annotations
 
@@ -16,7 +17,6 @@ from inproc import types as st
 from inproc.errors import UsageError
 from inproc.record.io import load_results
 from inproc.record.schema import RunRecord
-from inproc.render.measurements import from_decode
 from inproc.sweep.manifest import DONE, Sweep, VariantRun
 
 #: The engine setting both adapters record for what graph capture took (None: nothing captured).
@@ -120,9 +120,11 @@ def _cell_row(run: VariantRun, rec: RunRecord | None, key: tuple[int, int]) -> V
     if entry is None:  # a finished variant without the cell did not plan it; the others did not get to it
         status = "not measured" if run.status == DONE and rec is not None else f"variant {run.status}"
         return VariantCell(v.index, v.name, v.label, status, run.error)
-    m = from_decode(entry)
-    anatomy = m.anatomy
-    return VariantCell(v.index, v.name, v.label, m.status, m.reason, m.total_tok_s, m.tbt_ms, m.ttft_ms,
+    f = entry.figures if entry.status in st.HEADLINE else None
+    if f is None:
+        return VariantCell(v.index, v.name, v.label, entry.status, entry.reason)
+    anatomy = f.anatomy
+    return VariantCell(v.index, v.name, v.label, entry.status, entry.reason, f.total_tok_s, f.tbt_ms, f.ttft_ms,
                        dict(anatomy.graph_step_share) if anatomy else {}, anatomy.padding_waste if anatomy else None)
 
 

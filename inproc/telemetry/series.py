@@ -13,7 +13,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from inproc.record.codec import decode_array, encode_array
+from inproc.codec import decode_array, encode_array
 from inproc.telemetry.nvml_ids import PERMANENT_ERRORS
 
 # A probe that fails this many samples in a row is switched off for the rest of the

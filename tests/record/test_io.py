@@ -9,7 +9,7 @@ import pytest
 from inproc import types as st
 from inproc.errors import UsageError
 from inproc.measure import metrics as m
-from inproc.record import codec
+from inproc import codec
 from inproc.record.io import SCHEMA_VERSION, load_results, migrate, write_results, write_text_atomic
 from inproc.render.markdown import render_markdown
 from tests.conftest import FIXTURES

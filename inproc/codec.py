@@ -1,4 +1,4 @@
-"""The results file's codecs: arrays, and dataclasses from JSON objects.
+"""Array and dataclass codecs shared by every layer that stores raw data (``measure``, ``telemetry``, ``record``).
 
 An array is written as ``{"dtype": "<f8", "n": 300, "zb64": "..."}``: its little-endian
 bytes, zlib-compressed, then base64. That is exact (64-bit counters and bit masks survive
