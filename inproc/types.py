@@ -19,9 +19,6 @@ PENDING = "Pending"  # planned, not measured yet (a run in progress or interrupt
 
 STATUSES = (VALID, QUEUED, OVER_CAPACITY, EXCEEDS_MAX_LEN, LOOPED, ERROR, PENDING)
 
-#: Statuses decided before a cell runs: the cell is never run.
-NOT_RUN = (OVER_CAPACITY, EXCEEDS_MAX_LEN)
-
 #: Statuses whose figures are shown as headline numbers in the matrix.
 HEADLINE = (VALID, QUEUED)
 
@@ -94,10 +91,6 @@ class Placement:
     gpus_per_node: int | None
     backend: str  # who starts the ranks: the engine's own multiprocessing ("mp"), "ray", one process ("uni")
     rendezvous: str = ""  # host:port every node joins (torch's TCPStore on global rank 0); "" on one node
-
-    @property
-    def multi_node(self) -> bool:
-        return self.nodes is None or self.nodes > 1
 
     def node_ranks(self, node_rank: int) -> tuple[int, ...]:
         """The global ranks node ``node_rank`` runs."""

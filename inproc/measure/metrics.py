@@ -33,9 +33,6 @@ class Window:
     def length_s(self) -> float:
         return self.close_s - self.open_s
 
-    def contains(self, t: np.ndarray | float):
-        return (t > self.open_s) & (t <= self.close_s)
-
 
 def window(trace: CellTrace) -> Window | None:
     """Steps ending in ``(open, open + W]``, or the N steps after open for a step window;
@@ -51,10 +48,6 @@ def window(trace: CellTrace) -> Window | None:
     if inside.size == 0:
         return None
     return Window(trace.window_open_s, float(ends[inside[-1]]), int(inside[0]), int(inside[-1]))
-
-
-def _arrival_times(trace: CellTrace, req: RequestTrace) -> np.ndarray:
-    return trace.steps.t_end_s[np.asarray(req.token_steps, dtype=np.int64)]
 
 
 def _counts_in_window(trace: CellTrace, req: RequestTrace, w: Window) -> tuple[np.ndarray, np.ndarray]:

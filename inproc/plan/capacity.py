@@ -14,7 +14,7 @@ vLLM's pool gives its first block to nobody (the null block), so requests can ho
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from inproc.types import Capacity, KVCacheGroup
 
@@ -63,9 +63,6 @@ class CapacityCheck:
             f"needs {self.blocks_needed:,} KV blocks ({self.tokens_needed:,} tokens) for the cell, "
             f"the engine has {self.blocks_available:,} ({self.tokens_available:,} tokens)"
         )
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def check_cell(capacity: Capacity, context: int, concurrency: int, max_tokens: int, mode: str, shared_prefix: int) -> CapacityCheck:

@@ -5,7 +5,7 @@ capacity) and stored in the results file; ``--resume`` refuses a file whose plan
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from inproc import types as st
 from inproc.errors import UsageError
@@ -38,11 +38,6 @@ class MatrixPlan:
     seed: int
     prefill_contexts: tuple[int, ...]
     cells: tuple[CellPlan, ...]
-
-    def to_dict(self) -> dict:
-        d = asdict(self.settings)
-        d.update(seed=self.seed, prefill_list=list(self.prefill_contexts))
-        return d
 
 
 def check_contexts(contexts: tuple[int, ...], max_model_len: int, where: str) -> None:

@@ -76,10 +76,6 @@ class CellPrompts:
     mode: str
     suffix_tokens: int
 
-    @property
-    def shared_prefix_len(self) -> int:
-        return self.context - suffix_length(self.context, self.suffix_tokens) if self.mode == "shared" else 0
-
     def shared_prefix(self) -> list[int]:
         """The context every request of a shared-mode row starts with: one per context, primed once a row."""
         return row_prefix(self.factory, self.context, self.suffix_tokens)
