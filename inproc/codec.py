@@ -28,7 +28,12 @@ def encode_array(values) -> dict[str, object]:
 
 
 def decode_array(data: Mapping[str, Any]) -> np.ndarray:
-    """Inverse of :func:`encode_array` (and of version 1's ``b64`` form); a native-order, writable copy."""
+    """Inverse of :func:`encode_array` (and of version 1's ``b64`` form); a native-order, writable copy.
+
+    An array already decoded (read from a cell file, ``inproc.record.cells``) is returned as it is.
+    """
+    if isinstance(data, np.ndarray):
+        return data
     dtype = np.dtype(str(data["dtype"]))
     if "zb64" in data:
         raw = zlib.decompress(base64.b64decode(str(data["zb64"])))

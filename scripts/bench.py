@@ -21,6 +21,9 @@
              the fixtures' 2 x 2 matrix of 1 s windows instead of the profile's; --files
              (and --hogged) re-read saved runs, e.g. tests/fixtures/compare/run-*.json.
 
+  record     the results file: bytes per output token, bytes written while saving, and the
+             report time of a synthetic 58-cell GPU-sized record (scripts/bench_record.py).
+
 Run in the engine's environment:  .venv-vllm/bin/python scripts/bench.py [fidelity|overhead|compare|all]
                                   .venv-sglang/bin/python scripts/bench.py fidelity --engine sglang
 Machines like ours are noisy: the script alternates the two sides and reports medians;
@@ -348,7 +351,7 @@ def compare_bench(runs: int, tries: int = 2, files: list[Path] | None = None, ho
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("what", nargs="?", default="all", choices=("fidelity", "overhead", "compare", "all"))
+    ap.add_argument("what", nargs="?", default="all", choices=("fidelity", "overhead", "compare", "record", "all"))
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--engine", choices=("vllm", "sglang"), default="vllm", help="the engine installed in this Python")
     ap.add_argument("--runs", type=int, default=4, help="compare: clean runs of the same build (at least 2)")
@@ -364,3 +367,5 @@ if __name__ == "__main__":
         overhead()
     if a.what in ("compare", "all"):
         compare_bench(max(2, a.runs), a.tries, a.files, a.hogged)
+    if a.what in ("record", "all"):  # the results file's size, bytes written and report time (bench_record.py)
+        __import__("bench_record").main(a.files)

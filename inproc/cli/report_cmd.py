@@ -1,4 +1,4 @@
-"""``inproc report RESULTS [--format md|html|csv] [-o PATH]``: the report of a results file."""
+"""``inproc report RESULTS [--format md|html|csv] [-o PATH] [--rederive]``: the report of a results file."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -24,7 +24,10 @@ SWEEP_RENDERERS = {"md": render_sweep_markdown, "html": render_sweep_html, "csv"
 @click.option("--format", "fmt", type=click.Choice(tuple(RENDERERS)), default="md", show_default=True,
               help="md: the matrix as Markdown; html: one self-contained page with charts; csv: all measurements.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write here (replacing a previous report) instead of stdout.")
-def report(results_path: str, fmt: str, output: str | None) -> None:
+@click.option("--rederive", is_flag=True,
+              help="Derive every figure and verdict again from the raw records instead of reading the ones the file "
+                   "cached (done anyway when the file's definitions version is not this inproc's).")
+def report(results_path: str, fmt: str, output: str | None, rederive: bool) -> None:
     """Render the matrix report of a results file written by 'inproc run' or 'inproc cell',
     or the summary of a sweep folder written by 'inproc sweep' (one chart per cell in HTML)."""
     if output:
@@ -32,7 +35,7 @@ def report(results_path: str, fmt: str, output: str | None) -> None:
     if Path(results_path).is_dir():
         text = SWEEP_RENDERERS[fmt](summarize(load_sweep(results_path), results_path))
     else:
-        text = RENDERERS[fmt](load_results(results_path))
+        text = RENDERERS[fmt](load_results(results_path, rederive=rederive))
     if output:
         write_text_atomic(output, text)
         click.echo(f"report: {output}", err=True)

@@ -19,6 +19,13 @@ import numpy as np
 
 from inproc.measure.trace import CellTrace, RequestTrace
 
+#: The version of the definitions that turn raw records into figures, telemetry figures and
+#: verdicts (this module, ``figures``, ``anatomy``, ``judge``, ``loops``, and ``inproc.telemetry``'s
+#: figures and throttle check). A results file caches its derived figures under the version that
+#: made them; a loader re-derives them from the raw records when this differs. Bump it with any
+#: change that alters a derived figure or verdict.
+DEFINITIONS_VERSION = 1
+
 
 @dataclass(frozen=True)
 class Window:
@@ -122,7 +129,7 @@ def per_request_tok_s(trace: CellTrace, w: Window) -> float | None:
 
 def ttft_s(trace: CellTrace, req: RequestTrace) -> float | None:
     """Submit (``add_request``) to the end of the step that returned the request's first token."""
-    if not req.token_steps:
+    if len(req.token_steps) == 0:
         return None
     return float(trace.steps.t_end_s[req.token_steps[0]] - req.submit_s)
 
@@ -243,7 +250,7 @@ def prefill_steps(trace: CellTrace) -> int:
     overlap loop), the step that returned the first token is not counted: it formed the next batch.
     """
     r = trace.requests[0]
-    if not r.token_steps:
+    if len(r.token_steps) == 0:
         return len(trace.steps)
     formed = int(trace.steps.output_of[r.token_steps[0]])
     return (formed if formed >= 0 else int(r.token_steps[0])) + 1

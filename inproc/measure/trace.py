@@ -56,7 +56,7 @@ class RequestTrace:
     def from_dict(cls, d: dict) -> "RequestTrace":
         d = dict(d)
         for k in ("token_steps", "token_counts", "token_ids"):
-            d[k] = decode_array(d[k]).tolist()
+            d[k] = decode_array(d[k])  # a loaded trace holds numpy arrays, not lists (nothing appends to it)
         return cls(**d)
 
 

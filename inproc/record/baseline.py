@@ -21,7 +21,7 @@ from typing import Any, Sequence
 
 import inproc
 from inproc.errors import UsageError
-from inproc.record.io import BASELINE_KIND, RESULTS_HINT, record_from_json, to_json, write_text_atomic
+from inproc.record.io import BASELINE_KIND, RESULTS_HINT, read_json, record_from_json, to_json, write_text_atomic
 from inproc.record.schema import RunRecord
 
 BASELINE_VERSION = 1
@@ -49,22 +49,12 @@ def write_baseline(path: str | os.PathLike, runs: Sequence[RunRecord], sources: 
     write_text_atomic(path, json.dumps(baseline_json(runs, sources), separators=(",", ":")))
 
 
-def _read_json(path: str | os.PathLike) -> Any:
-    p = Path(path)
-    if not p.is_file():
-        raise UsageError(f"No results file at {str(path)!r}. {RESULTS_HINT}")
-    try:
-        return json.loads(p.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise UsageError(f"{p}: not a results file (invalid JSON: {e}).") from None
-
-
 def load_runs(path: str | os.PathLike) -> RunSet:
     """A results file as a set of one run, or a baseline's runs; one-line errors, newer formats refused."""
-    data = _read_json(path)
+    data = read_json(Path(path), "results file", f"No results file at {str(path)!r}. {RESULTS_HINT}")
     where = str(path)
     if not (isinstance(data, dict) and data.get("kind") == BASELINE_KIND):
-        return RunSet(where, (record_from_json(data, where),), False, (where,))
+        return RunSet(where, (record_from_json(data, where, Path(path).parent),), False, (where,))
     version = data.get("baseline_version")
     if not isinstance(version, int) or version < 1:
         raise UsageError(f"{where}: baseline_version {version!r} is not an inproc baseline format.")

@@ -1,9 +1,16 @@
-"""The results file: versioned JSON, written atomically, loaded by re-deriving every figure.
+"""The results file: a small JSON manifest and one cell file per entry, each written once.
 
-The schema's history and the migration of older files are in :mod:`inproc.record.migrate`.
-Files of versions 1–5 are migrated on load; a newer file than this inproc reads is refused
-with the fix. Writing is temp file + fsync + ``os.replace``: a reader never sees half
-a file, and an interrupted run loses at most the entry in progress.
+``RESULTS.json`` (the path given to ``--out``, ``report``, ``compare``...) is the manifest:
+the plan, the engine, the machine, and every entry's status, verdict and figures (cached,
+with the version of the definitions that derived them). Each entry's raw records (its
+trace, samples and telemetry samples) are in ``RESULTS.cells/ENTRY.npz``
+(``inproc.record.cells``), written once when the entry is measured; the manifest is
+rewritten after each entry. Every write is temp file + fsync + ``os.replace``: a reader
+never sees half a file, and an interrupted run loses at most the entry in progress.
+
+The schema's history and the migration of older files (versions 1–6 held every raw
+record inline in one JSON) are in :mod:`inproc.record.migrate`; a newer file than this
+inproc reads is refused with the fix.
 """
 from __future__ import annotations
 
@@ -15,36 +22,23 @@ from pathlib import Path
 from typing import Any
 
 from inproc.errors import UsageError
-from inproc.measure.judge import Verdict
-from inproc.measure.loops import LoopSettings
-from inproc.measure.peaks import Peaks, run_peaks
-from inproc.measure.trace import CellTrace
-from inproc.plan.capacity import CapacityCheck
-from inproc.plan.matrix import CellPlan
-from inproc.plan.settings import MatrixSettings
-from inproc.record import derive, scope
-from inproc.codec import known_fields
+from inproc.record.cells import write_cell
+from inproc.record.fromjson import from_json
 from inproc.record.migrate import SCHEMA_VERSION, migrate
-from inproc.record.schema import (
-    DecodeEntry,
-    EngineRecord,
-    Machine,
-    PrefillEntry,
-    ProfileRef,
-    RunPlan,
-    RunRecord,
-)
-from inproc.telemetry.trace import TelemetryTrace
-from inproc.telemetry.window import WindowTelemetry
-from inproc.types import Capacity, KVCacheGroup
+from inproc.record.schema import RunRecord
+from inproc.record.tojson import entry_id, plan_json, raw_json, to_json
+
+__all__ = ["SCHEMA_VERSION", "ResultsWriter", "cells_dir", "load_results", "plan_json", "read_finished",
+           "record_from_json", "to_json", "write_results", "write_text_atomic"]
 
 RESULTS_HINT = "Give the JSON written by 'inproc run --out'."
 BASELINE_KIND = "inproc-baseline"  # the "kind" of a baseline file (inproc.record.baseline), which holds runs
 
 
 # -- writing -------------------------------------------------------------------------
-def write_text_atomic(path: str | os.PathLike, text: str) -> None:
-    """Temp file in the same folder, fsync, then ``os.replace``: a reader never sees half a file."""
+def write_text_atomic(path: str | os.PathLike, text: str) -> int:
+    """Temp file in the same folder, fsync, then ``os.replace``: a reader never sees half a file.
+    Returns the bytes written."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
@@ -52,100 +46,93 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> None:
     os.umask(umask)
     os.fchmod(fd, 0o666 & ~umask)  # mkstemp makes 0600; results and reports are ordinary files
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            f.write(text.encode("utf-8"))
             f.flush()
             os.fsync(f.fileno())
+            size = f.tell()
         os.replace(tmp, p)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    return size
 
 
-def write_results(path: str | os.PathLike, record: RunRecord) -> None:
-    """Write a results file atomically (see :func:`write_text_atomic`)."""
-    write_text_atomic(path, json.dumps(to_json(record), separators=(",", ":")))
+def cells_dir(path: str | os.PathLike) -> Path:
+    """The folder beside a results file that holds its cell files: ``RESULTS.json`` -> ``RESULTS.cells``."""
+    p = Path(path)
+    return p.with_name(p.name.removesuffix(".json") + ".cells")
 
 
-def to_json(rec: RunRecord) -> dict[str, Any]:
-    """The record as the results file's JSON object (current schema)."""
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "tool": dict(rec.tool),
-        "created": rec.created,
-        "command": rec.command,
-        "finished": rec.finished,
-        "notes": list(rec.notes),
-        "timing": {"measure_s": rec.measure_s},
-        "profile": dataclasses.asdict(rec.profile),
-        "plan": plan_json(rec.plan),
-        "engine": dataclasses.asdict(rec.engine),
-        "capacity": dataclasses.asdict(rec.capacity),
-        "machine": dataclasses.asdict(rec.machine),
-        **scope.to_json(rec),
-        "prefill": [_prefill_json(e) for e in rec.prefill],
-        "decode": [_decode_json(e) for e in rec.decode],
-    }
+class ResultsWriter:
+    """Saves one results file as a run goes: each entry's cell file once, then the manifest.
+
+    ``bytes_written`` counts every byte this writer wrote (cell files and manifests), so a
+    benchmark can set it against the record's size on disk.
+    """
+
+    def __init__(self, path: str | os.PathLike, record: RunRecord | None = None) -> None:
+        self.path, self.cells = Path(path), cells_dir(path)
+        self.bytes_written = 0
+        # A resumed record's entries were read from their cell files there: not written again.
+        held = (record.prefill + record.decode) if record is not None else ()
+        self.files = {entry_id(e): f"{entry_id(e)}.npz" for e in held if (self.cells / f"{entry_id(e)}.npz").is_file()}
+        # (an entry held without a cell file is written when first saved: a resumed schema-6 file's)
+
+    def save(self, record: RunRecord) -> None:
+        """Write the cell files of entries not written yet, then the manifest naming them all."""
+        for e in record.prefill + record.decode:
+            name = entry_id(e)
+            if name in self.files:
+                continue
+            raw = raw_json(e)
+            if any(v for v in raw.values()):  # an entry never run (or failed before a trace) has no cell file
+                self.bytes_written += write_cell(self.cells / f"{name}.npz", raw)
+            self.files[name] = f"{name}.npz" if any(v for v in raw.values()) else ""
+        manifest = {**to_json(record, self.files), "cells": self.cells.name}
+        self.bytes_written += write_text_atomic(self.path, json.dumps(manifest, separators=(",", ":")))
 
 
-def plan_json(plan: RunPlan) -> dict[str, Any]:
-    d = dataclasses.asdict(plan.settings)
-    d.update(seed=plan.seed, prefill_list=list(plan.settings.prefill_list), loop_check=dataclasses.asdict(plan.loops),
-             telemetry_hz=plan.telemetry_hz)
-    return d
-
-
-def _verdict_json(v: Verdict) -> dict[str, Any]:
-    return {"status": v.status, "reason": v.reason, "checks_passed": list(v.checks_passed)}
-
-
-def _telemetry_json(t: WindowTelemetry | None) -> dict[str, Any] | None:
-    if t is None:
-        return None
-    return {"figures": t.figures.to_dict(), "throttle": {"passed": t.throttle_passed, "reason": t.throttle_reason},
-            "trace": t.trace.to_dict()}
-
-
-def _prefill_json(e: PrefillEntry) -> dict[str, Any]:
-    f = dataclasses.asdict(e.figures) if e.figures else {}
-    return {
-        "context": e.context, **_verdict_json(e.verdict),
-        "ttft_ms": f.get("ttft_ms"), "prompt_tok_s": f.get("prompt_tok_s"), "samples": f.get("samples", 0),
-        "steps": f.get("steps"), "cached_tokens": f.get("cached_tokens"), "prefix_hits": f.get("prefix_hits"),
-        "error": e.error, "telemetry": _telemetry_json(e.telemetry), "raw": [s.to_dict() for s in e.samples],
-    }
-
-
-def _decode_json(e: DecodeEntry) -> dict[str, Any]:
-    figures = e.figures.to_dict() if e.figures else {}
-    return {
-        "context": e.context, "concurrency": e.concurrency, **_verdict_json(e.verdict),
-        "max_tokens": e.max_tokens, "prompt_mode": e.prompt_mode, "ttft_kind": e.ttft_kind, **figures,
-        "capacity_check": dataclasses.asdict(e.capacity_check) if e.capacity_check else None,
-        "error": e.error, "reproduce": e.reproduce,
-        "window_open_reason": e.trace.window_open_reason if e.trace else None,
-        "telemetry": _telemetry_json(e.telemetry), "trace": e.trace.to_dict() if e.trace else None,
-    }
+def write_results(path: str | os.PathLike, record: RunRecord) -> int:
+    """Write a whole results file (manifest and every cell file); the bytes written."""
+    writer = ResultsWriter(path)
+    writer.save(record)
+    return writer.bytes_written
 
 
 # -- loading -------------------------------------------------------------------------
-def load_results(path: str | os.PathLike) -> RunRecord:
-    """Read a results file, migrate it to the current schema and derive every entry again.
+def load_results(path: str | os.PathLike, rederive: bool = False) -> RunRecord:
+    """Read a results file, migrating an older schema; figures are derived again from the raw
+    records when the file's definitions are not today's, or when ``rederive`` asks.
 
     A missing, foreign or newer file is a one-line :class:`UsageError`.
     """
     p = Path(path)
-    return record_from_json(read_json(p, "results file", f"No results file at {str(path)!r}. {RESULTS_HINT}"), str(p))
+    data = read_json(p, "results file", f"No results file at {str(path)!r}. {RESULTS_HINT}")
+    return record_from_json(data, str(p), p.parent, rederive)
 
 
-def record_from_json(data: Any, where: str) -> RunRecord:
-    """A results JSON object of any known version (read from ``where``) as a record; one-line errors."""
+def read_finished(path: str | os.PathLike) -> bool:
+    """Whether a results file says its run finished, read from its manifest alone (no cell file)."""
+    p = Path(path)
+    data = read_json(p, "results file", f"No results file at {str(path)!r}. {RESULTS_HINT}")
+    check_version(data, "schema_version", SCHEMA_VERSION, "results file", RESULTS_HINT, str(p))
+    return bool(data.get("finished", False))
+
+
+def record_from_json(data: Any, where: str, folder: Path | None = None, rederive: bool = False) -> RunRecord:
+    """A results JSON object of any known version (read from ``where``) as a record; one-line errors.
+
+    ``folder``: where the file lies (its cell folder is named in it); None for a run held
+    inline (a baseline's).
+    """
     if isinstance(data, dict) and data.get("kind") == BASELINE_KIND:
         raise UsageError(f"{where}: a baseline of several runs, not one results file. "
                          "Give it to 'inproc compare', or give one of the runs it was made from.")
     version = check_version(data, "schema_version", SCHEMA_VERSION, "results file", RESULTS_HINT, where)
     try:
-        return dataclasses.replace(from_json(migrate(data)), schema_version=version)
+        cells = folder / str(data.get("cells") or "") if folder is not None and data.get("cells") else None
+        return dataclasses.replace(from_json(migrate(data), cells, rederive), schema_version=version)
     except (KeyError, TypeError, ValueError, AttributeError) as e:  # right version, wrong content
         raise UsageError(f"{where}: not a results file ({type(e).__name__}: {e}). {RESULTS_HINT}") from None
 
@@ -175,75 +162,3 @@ def check_version(data: Any, key: str, current: int, what: str, hint: str, where
         raise UsageError(f"{where}: {key} {version} is newer than this inproc reads (up to {current}). "
                          "Upgrade inproc to read it (pip install -U inproc, or pull the checkout that wrote it).")
     return version
-
-
-def from_json(d: dict[str, Any]) -> RunRecord:
-    """A record from current-schema JSON; every measured entry derived again from its raw records."""
-    plan = _plan(d["plan"])
-    capacity = _capacity(d["capacity"])
-    engine = EngineRecord(**known_fields(EngineRecord, d["engine"]))
-    machine = Machine(**known_fields(Machine, d.get("machine") or {}))
-    peaks = run_peaks(machine.gpu_devices, machine.cpu, engine.settings)
-    return RunRecord(
-        tool=dict(d["tool"]),
-        created=d["created"],
-        command=d["command"],
-        profile=_profile(d["profile"]),
-        plan=plan,
-        engine=engine,
-        capacity=capacity,
-        machine=machine,
-        prefill=tuple(_prefill(e) for e in d.get("prefill", [])),
-        decode=tuple(_decode(e, plan, capacity, peaks) for e in d.get("decode", [])),
-        finished=bool(d.get("finished", False)),
-        notes=tuple(d.get("notes", ())),
-        measure_s=float((d.get("timing") or {}).get("measure_s", 0.0)),
-        **scope.from_json(d),
-        schema_version=int(d["schema_version"]),
-    )
-
-
-
-def _tuples(d: dict[str, Any]) -> dict[str, Any]:
-    return {k: tuple(v) if isinstance(v, list) else v for k, v in d.items()}
-
-
-def _profile(d: dict[str, Any]) -> ProfileRef:
-    return ProfileRef(**{**known_fields(ProfileRef, d), "overrides": tuple(d.get("overrides") or ())})
-
-
-def _plan(d: dict[str, Any]) -> RunPlan:
-    settings = MatrixSettings(**_tuples(known_fields(MatrixSettings, d)))
-    loops = LoopSettings(**(d.get("loop_check") or {}))
-    return RunPlan(settings, int(d["seed"]), loops, d.get("telemetry_hz"))
-
-
-def _capacity(d: dict[str, Any]) -> Capacity:
-    groups = tuple(KVCacheGroup(**g) for g in d.get("groups") or ())
-    return Capacity(**{**known_fields(Capacity, d), "groups": groups, "extra": dict(d.get("extra") or {})})
-
-
-def _verdict(d: dict[str, Any]) -> Verdict:
-    return Verdict(d["status"], d.get("reason", ""), tuple(d.get("checks_passed", ())))
-
-
-def _telemetry_trace(d: dict[str, Any]) -> TelemetryTrace | None:
-    raw = (d.get("telemetry") or {}).get("trace")
-    return TelemetryTrace.from_dict(raw) if raw else None
-
-
-def _prefill(d: dict[str, Any]) -> PrefillEntry:
-    samples = tuple(CellTrace.from_dict(s) for s in d.get("raw", []))
-    if d.get("error") or not samples:
-        return PrefillEntry(d["context"], _verdict(d), samples, error=d.get("error"))
-    return derive.prefill_entry(d["context"], samples, _telemetry_trace(d))
-
-
-def _decode(d: dict[str, Any], plan: RunPlan, capacity: Capacity, peaks: Peaks) -> DecodeEntry:
-    check = d.get("capacity_check")
-    cell = CellPlan(d["context"], d["concurrency"], d.get("max_tokens", 0), CapacityCheck(**check) if check else None)
-    mode, reproduce = d.get("prompt_mode", plan.settings.prompt_mode), d.get("reproduce", "")
-    if d.get("error") or not d.get("trace"):
-        return derive.unmeasured_entry(cell, mode, reproduce, _verdict(d), d.get("error"))
-    trace = CellTrace.from_dict(d["trace"])
-    return derive.decode_entry(cell, mode, reproduce, trace, _telemetry_trace(d), capacity, plan.loops, peaks)

@@ -29,13 +29,25 @@ Schema history (``schema_version``):
       shards ``inproc merge`` made the file from ({index, count, path, created, command,
       measure_s, machine}; empty otherwise). Older files: null, null, []; nothing moves.
 
+  7 — 2026-12-01: one cell file per entry, written once. The JSON becomes a manifest: each
+      entry keeps its status, verdict and figures, and names its raw records' file
+      (``cell_file``, under the folder named by top-level ``cells``, ``RESULTS.cells/``),
+      an ``.npz`` holding the trace or samples and the telemetry samples
+      (``inproc.record.cells``); ``trace``, ``raw`` and ``telemetry.trace`` leave the
+      manifest. ``definitions_version``: the version of the definitions
+      (``inproc.measure.metrics.DEFINITIONS_VERSION``) that derived the figures in the
+      file; a loader takes them as written when it equals its own, and derives them again
+      otherwise. An entry without ``cell_file`` holds its raw records inline as in 6 (how
+      a baseline holds its runs, and how a migrated file reads). Older files: no
+      ``definitions_version`` (derived again on load), raw records inline.
+
 A file newer than :data:`SCHEMA_VERSION` is refused by the loader (``inproc.record.io``).
 """
 from __future__ import annotations
 
 from typing import Any
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 
 def migrate(data: dict[str, Any]) -> dict[str, Any]:
@@ -53,6 +65,9 @@ def migrate(data: dict[str, Any]) -> dict[str, Any]:
         out["schema_version"] = 5  # window_steps and profiled are optional: nothing to move
     if out["schema_version"] == 5:
         out.update(placement=None, shard=None, merged_from=[], schema_version=6)  # not recorded before 6
+    if out["schema_version"] == 6:
+        out.pop("definitions_version", None)  # no cache before 7: derive every figure again
+        out["schema_version"] = 7  # raw records stay inline, which 7 reads too
     return out
 
 

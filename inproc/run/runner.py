@@ -3,8 +3,9 @@
 The runner loops over the plan, saves, and reports progress; each entry is measured by
 ``inproc.run.cell``. A cell that raises is recorded as Error and the matrix goes on; if
 the engine cannot be brought back to idle it is rebuilt, and the run's notes say so.
-The results file is rewritten atomically after every entry, so an interrupted run
-loses at most the entry in progress.
+Each entry's raw records are written once, to their own cell file, and the small
+manifest after every entry (``inproc.record.io``), so an interrupted run loses at most
+the entry in progress.
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from inproc.engines import build_engine
 from inproc.engines.base import Engine
 from inproc.plan.matrix import MatrixPlan
 from inproc.plan.prompts import PromptFactory
-from inproc.record.io import write_results
+from inproc.record.io import ResultsWriter
 from inproc.record.schema import DecodeEntry, PrefillEntry, RunRecord
 from inproc.run import cell as measure
 from inproc.run.driver import Driver
@@ -45,6 +46,7 @@ class Runner:
     def __init__(self, ctx: RunContext, engine: Engine, plan: MatrixPlan, record: RunRecord,
                  telemetry: Telemetry | None = None) -> None:
         self.ctx, self.engine, self.plan, self.record = ctx, engine, plan, record
+        self.writer = ResultsWriter(ctx.out_path, record) if ctx.out_path else None
         self.driver = self._driver(engine)
         self.sampling = EntrySampling(telemetry)
         self._primed: int | None = None  # the context whose shared prefix is in the prefix cache
@@ -56,8 +58,8 @@ class Runner:
         return Driver(engine, should_stop=self.ctx.should_stop, ticker=ticker)
 
     def save(self) -> None:
-        if self.ctx.out_path:
-            write_results(self.ctx.out_path, self.record)
+        if self.writer is not None:
+            self.writer.save(self.record)
 
     def _append(self, entry: PrefillEntry | DecodeEntry) -> None:
         kind = "prefill" if isinstance(entry, PrefillEntry) else "decode"

@@ -25,7 +25,7 @@ from typing import Callable
 
 import inproc
 from inproc.errors import UsageError
-from inproc.record.io import load_results
+from inproc.record.io import read_finished
 from inproc.run.interrupt import RunInterrupted
 from inproc.sweep.manifest import DONE, FAILED, INTERRUPTED, RUNNING, SETTLED, Sweep, VariantRun, write_sweep
 
@@ -113,7 +113,7 @@ def results_state(path: Path) -> str:
     if not path.is_file():
         return "absent"
     try:
-        return "finished" if load_results(path).finished else "partial"
+        return "finished" if read_finished(path) else "partial"
     except UsageError:
         return "absent"
 

@@ -1,0 +1,55 @@
+"""Entries from a file's cached figures: what ``inproc.record.derive`` computed when the entry was
+saved, taken as written because the file says today's definitions made them
+(``definitions_version`` equals ``inproc.measure.metrics.DEFINITIONS_VERSION``).
+
+The raw records come with each entry all the same (a comparison's samples and the report's
+charts read them); ``inproc report --rederive`` and any change of definitions derive every
+figure again from them instead.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from inproc.codec import known_fields
+from inproc.measure.anatomy import AnatomyFigures
+from inproc.measure.figures import DecodeFigures, PrefillFigures
+from inproc.measure.judge import Verdict
+from inproc.measure.trace import CellTrace
+from inproc.plan.matrix import CellPlan
+from inproc.record.schema import DecodeEntry, PrefillEntry
+from inproc.telemetry.figures import TelemetryFigures
+from inproc.telemetry.trace import TelemetryTrace
+from inproc.telemetry.window import WindowTelemetry
+
+
+def _telemetry(d: dict[str, Any], trace: TelemetryTrace | None) -> WindowTelemetry | None:
+    tel = d.get("telemetry")
+    if trace is None or not tel or tel.get("figures") is None:
+        return None
+    throttle = tel.get("throttle") or {}
+    return WindowTelemetry(trace, TelemetryFigures.from_dict(tel["figures"]), throttle.get("passed"),
+                           throttle.get("reason") or "")
+
+
+def _anatomy(d: dict[str, Any] | None) -> AnatomyFigures | None:
+    if d is None:
+        return None
+    sizes = {int(k): int(v) for k, v in (d.get("batch_sizes") or {}).items()}  # JSON keys are strings
+    return AnatomyFigures(**{**known_fields(AnatomyFigures, d), "batch_sizes": sizes})
+
+
+def prefill_entry(d: dict[str, Any], verdict: Verdict, samples: Sequence[CellTrace],
+                  telemetry: TelemetryTrace | None) -> PrefillEntry:
+    """A measured prefill entry with the figures and verdict its file holds."""
+    figs = PrefillFigures(**known_fields(PrefillFigures, d))
+    return PrefillEntry(d["context"], verdict, tuple(samples), figs, _telemetry(d, telemetry))
+
+
+def decode_entry(d: dict[str, Any], cell: CellPlan, prompt_mode: str, reproduce: str, verdict: Verdict,
+                 trace: CellTrace, telemetry: TelemetryTrace | None) -> DecodeEntry:
+    """A measured decode cell with the figures and verdict its file holds (no figures: its window never held a step)."""
+    figs = None
+    if d.get("total_tok_s") is not None:
+        figs = DecodeFigures(**{**known_fields(DecodeFigures, d), "anatomy": _anatomy(d.get("anatomy"))})
+    return DecodeEntry(cell.context, cell.concurrency, verdict, cell.max_tokens, prompt_mode, trace, figs,
+                       cell.capacity, _telemetry(d, telemetry), None, reproduce)

@@ -1,0 +1,167 @@
+"""One entry's raw records as one ``.npz`` file, written once (schema 7; see ``inproc.record.migrate``).
+
+The raw records of an entry (a decode cell's trace, a prefill entry's samples, the
+telemetry samples of either) are a tree of JSON values and arrays, as their ``to_dict``
+methods write them. A cell file holds every array of that tree as an ``.npy`` member of a
+zlib-compressed zip (``numpy.savez_compressed``: numpy reads it without Python lists, and
+``allow_pickle`` stays off), and the rest of the tree as the JSON member ``skeleton``,
+where ``{"@npz": MEMBER, "at": I, "n": N}`` marks the array stored as values I..I+N of
+MEMBER (arrays are gathered by type into a few members, see ``_Groups``).
+
+Requests are stored by column, not one member per request: their scalars as JSON lists,
+their token arrays concatenated with each request's lengths. ``token_steps`` is stored as
+differences within each request (mostly 0 and 1, which compress to almost nothing) and
+``token_ids`` in the narrowest integer type that holds them. Columns of 8-byte values (step
+times, counters, telemetry) are stored XOR-delta and byte-shuffled (``xor8`` in the skeleton
+names the dtype), which is lossless.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from inproc.codec import decode_array
+
+SKELETON = "skeleton"
+_ARRAY = "@npz"
+_TOKEN_ARRAYS = ("token_steps", "token_counts", "token_ids")
+_PACKED = "@requests"
+
+
+def _is_encoded(x: dict) -> bool:
+    return "dtype" in x and ("zb64" in x or "b64" in x)
+
+
+def _xor_shuffled(a: np.ndarray) -> np.ndarray:
+    """An 8-byte column, each value XORed with the one before, its bytes grouped by position.
+
+    Lossless; neighbouring step times and counters share their high bytes, which then
+    become runs of zeros that zlib compresses well (as Gorilla and Blosc's shuffle do)."""
+    u = np.ascontiguousarray(a).view(np.uint64)
+    x = u ^ np.concatenate([np.zeros(1, np.uint64), u[:-1]])
+    return x.astype("<u8", copy=False).view(np.uint8).reshape(-1, 8).T.copy()
+
+
+def _unshuffled(b: np.ndarray, dtype: str) -> np.ndarray:
+    x = np.ascontiguousarray(b.T).view("<u8").ravel()
+    return np.bitwise_xor.accumulate(x).view(np.dtype(dtype)).astype(np.dtype(dtype).newbyteorder("="))
+
+
+class _Groups:
+    """Arrays gathered by type into a few members: one per dtype, one for the ``xor8`` columns.
+
+    Reading an ``.npz`` member costs a header parse and a zip lookup; a GPU cell has a
+    hundred telemetry columns, so each becomes a slice (``at``, ``n``) of its group's member."""
+
+    def __init__(self) -> None:
+        self.pieces: dict[str, list[np.ndarray]] = {}
+        self.sizes: dict[str, int] = {}
+
+    def add(self, arr: np.ndarray) -> dict[str, Any]:
+        if arr.dtype.itemsize == 8 and arr.dtype.kind in "fiu" and arr.size > 1:
+            key, piece, extra = "xor8", _xor_shuffled(arr), {"xor8": arr.dtype.newbyteorder("<").str}
+        else:
+            key, piece, extra = arr.dtype.name, np.ravel(arr).astype(arr.dtype.newbyteorder("<"), copy=False), {}
+        at = self.sizes.get(key, 0)
+        self.pieces.setdefault(key, []).append(piece)
+        self.sizes[key] = at + piece.shape[-1]
+        return {_ARRAY: key, "at": at, "n": piece.shape[-1], **extra}
+
+    def members(self) -> dict[str, np.ndarray]:
+        return {key: np.concatenate(pieces, axis=-1) for key, pieces in self.pieces.items()}
+
+
+def _split(tree: Any, groups: _Groups) -> Any:
+    """``tree`` with every array (raw or JSON-encoded) moved into ``groups`` and marked where it is."""
+    if isinstance(tree, np.ndarray) or (isinstance(tree, dict) and _is_encoded(tree)):
+        return groups.add(decode_array(tree) if isinstance(tree, dict) else tree)
+    if isinstance(tree, dict):
+        if isinstance(tree.get("requests"), list):
+            tree = {**tree, "requests": _pack_requests(tree["requests"])}
+        return {k: _split(v, groups) for k, v in tree.items()}
+    if isinstance(tree, list):
+        return [_split(v, groups) for v in tree]
+    return tree
+
+
+def _join(tree: Any, members: dict[str, np.ndarray]) -> Any:
+    if isinstance(tree, dict):
+        if _ARRAY in tree:
+            arr = members[tree[_ARRAY]][..., tree["at"]:tree["at"] + tree["n"]]
+            return _unshuffled(arr, tree["xor8"]) if "xor8" in tree else arr
+        if _PACKED in tree:
+            return _unpack_requests(_join(tree[_PACKED], members))
+        return {k: _join(v, members) for k, v in tree.items()}
+    if isinstance(tree, list):
+        return [_join(v, members) for v in tree]
+    return tree
+
+
+def _pack_requests(requests: list[dict]) -> dict:
+    """Requests by column (see the module docstring)."""
+    scalars = {k: [r[k] for r in requests] for k in (requests[0] if requests else {}) if k not in _TOKEN_ARRAYS}
+    cols = {k: [np.asarray(decode_array(r[k]) if isinstance(r[k], dict) else r[k]) for r in requests] for k in _TOKEN_ARRAYS}
+    arrivals = np.array([a.size for a in cols["token_steps"]], dtype=np.int64)
+    steps = np.concatenate(cols["token_steps"]).astype(np.int64) if requests else np.zeros(0, np.int64)
+    delta = np.diff(steps, prepend=0)
+    starts = np.cumsum(arrivals) - arrivals
+    firsts = starts[arrivals > 0]
+    delta[firsts] = steps[firsts]
+    ids = np.concatenate(cols["token_ids"]).astype(np.int64) if requests else np.zeros(0, np.int64)
+    narrow = np.uint16 if ids.size == 0 or (ids.min() >= 0 and ids.max() < 2**16) else np.int32
+    counts = np.concatenate(cols["token_counts"]) if requests else np.zeros(0)
+    return {_PACKED: {"scalars": scalars, "arrivals": arrivals.astype(np.int32),
+                      "tokens": np.array([a.size for a in cols["token_ids"]], dtype=np.int32),
+                      "step_deltas": delta.astype(np.int32), "token_counts": counts.astype(np.int32),
+                      "token_ids": ids.astype(narrow)}}
+
+
+def _segments(values: np.ndarray, lengths: np.ndarray) -> list[np.ndarray]:
+    return np.split(values, np.cumsum(lengths)[:-1]) if lengths.size else []
+
+
+def _unpack_requests(p: dict) -> list[dict]:
+    arrivals, tokens = p["arrivals"].astype(np.int64), p["tokens"].astype(np.int64)
+    summed = np.cumsum(p["step_deltas"].astype(np.int64))
+    starts = np.cumsum(arrivals) - arrivals
+    steps = (summed - np.repeat(np.concatenate([[0], summed])[starts], arrivals)).astype(np.int32)
+    cols = {"token_steps": _segments(steps, arrivals), "token_counts": _segments(p["token_counts"], arrivals),
+            "token_ids": _segments(p["token_ids"].astype(np.int32), tokens)}
+    scalars = p["scalars"]
+    return [{**{k: v[i] for k, v in scalars.items()}, **{k: c[i] for k, c in cols.items()}} for i in range(arrivals.size)]
+
+
+def write_cell(path: Path, raw: dict[str, Any]) -> int:
+    """Write one entry's raw tree as a cell file (temp file, fsync, ``os.replace``); the bytes written."""
+    groups = _Groups()
+    skeleton = _split(raw, groups)
+    arrays = groups.members()
+    arrays[SKELETON] = np.frombuffer(json.dumps(skeleton, separators=(",", ":")).encode(), dtype=np.uint8)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.fchmod(fd, 0o666 & ~umask)  # mkstemp makes 0600; results are ordinary files
+    try:
+        with os.fdopen(fd, "wb") as f:
+            np.savez_compressed(f, **arrays)
+            f.flush()
+            os.fsync(f.fileno())
+            size = f.tell()
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return size
+
+
+def read_cell(path: Path) -> dict[str, Any]:
+    """The raw tree of a cell file, its arrays as numpy arrays (no pickles are read)."""
+    with np.load(path, allow_pickle=False) as npz:
+        members = {name: npz[name] for name in npz.files}
+    return _join(json.loads(members.pop(SKELETON).tobytes()), members)

@@ -1,0 +1,106 @@
+"""A run record as the results file's JSON: the manifest form (raw records left to cell files)
+or the inline form (raw records in the JSON, as a baseline holds each run). History: ``migrate``."""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Mapping
+
+from inproc.measure.judge import Verdict
+from inproc.measure.metrics import DEFINITIONS_VERSION
+from inproc.record import scope
+from inproc.record.migrate import SCHEMA_VERSION
+from inproc.record.schema import DecodeEntry, PrefillEntry, RunPlan, RunRecord
+from inproc.telemetry.window import WindowTelemetry
+
+
+def to_json(rec: RunRecord, cell_files: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The record as the results file's JSON object (current schema).
+
+    ``cell_files``: the manifest form, each entry's raw records left to its cell file
+    (entry id -> file name, ``inproc.record.store``); None: the inline form, raw records
+    and all (what a baseline holds for each run).
+    """
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "definitions_version": DEFINITIONS_VERSION,
+        "tool": dict(rec.tool),
+        "created": rec.created,
+        "command": rec.command,
+        "finished": rec.finished,
+        "notes": list(rec.notes),
+        "timing": {"measure_s": rec.measure_s},
+        "profile": dataclasses.asdict(rec.profile),
+        "plan": plan_json(rec.plan),
+        "engine": dataclasses.asdict(rec.engine),
+        "capacity": dataclasses.asdict(rec.capacity),
+        "machine": dataclasses.asdict(rec.machine),
+        **scope.to_json(rec),
+        "prefill": [_with_raw(_prefill_json(e), e, cell_files) for e in rec.prefill],
+        "decode": [_with_raw(_decode_json(e), e, cell_files) for e in rec.decode],
+    }
+
+
+def _with_raw(d: dict[str, Any], e: PrefillEntry | DecodeEntry, cell_files: Mapping[str, str] | None) -> dict[str, Any]:
+    """An entry's JSON with its raw records inline, or with the name of the cell file holding them."""
+    if cell_files is not None:
+        return {**d, "cell_file": cell_files[entry_id(e)]} if cell_files.get(entry_id(e)) else d
+    raw = raw_json(e)
+    if isinstance(e, PrefillEntry):
+        d["raw"] = raw["samples"]
+    else:
+        d["trace"] = raw["trace"]
+    if d["telemetry"] is not None:
+        d["telemetry"]["trace"] = raw["telemetry"]
+    return d
+
+
+def entry_id(e: PrefillEntry | DecodeEntry) -> str:
+    """``prefill-8192`` or ``decode-8192x16``: an entry's name in the record and its cell file's stem."""
+    return f"prefill-{e.context}" if isinstance(e, PrefillEntry) else f"decode-{e.key}"
+
+
+def raw_json(e: PrefillEntry | DecodeEntry) -> dict[str, Any]:
+    """An entry's raw records: its trace (or samples) and its telemetry samples."""
+    tel = e.telemetry.trace.to_dict() if e.telemetry is not None else None
+    if isinstance(e, PrefillEntry):
+        return {"samples": [s.to_dict() for s in e.samples], "telemetry": tel}
+    return {"trace": e.trace.to_dict() if e.trace else None, "telemetry": tel}
+
+
+def plan_json(plan: RunPlan) -> dict[str, Any]:
+    d = dataclasses.asdict(plan.settings)
+    d.update(seed=plan.seed, prefill_list=list(plan.settings.prefill_list), loop_check=dataclasses.asdict(plan.loops),
+             telemetry_hz=plan.telemetry_hz)
+    return d
+
+
+def _verdict_json(v: Verdict) -> dict[str, Any]:
+    return {"status": v.status, "reason": v.reason, "checks_passed": list(v.checks_passed)}
+
+
+def _telemetry_json(t: WindowTelemetry | None) -> dict[str, Any] | None:
+    if t is None:
+        return None
+    return {"figures": t.figures.to_dict(), "throttle": {"passed": t.throttle_passed, "reason": t.throttle_reason}}
+
+
+def _prefill_json(e: PrefillEntry) -> dict[str, Any]:
+    f = dataclasses.asdict(e.figures) if e.figures else {}
+    return {
+        "context": e.context, **_verdict_json(e.verdict),
+        "ttft_ms": f.get("ttft_ms"), "prompt_tok_s": f.get("prompt_tok_s"), "samples": f.get("samples", 0),
+        "steps": f.get("steps"), "cached_tokens": f.get("cached_tokens"), "prefix_hits": f.get("prefix_hits"),
+        "error": e.error, "telemetry": _telemetry_json(e.telemetry),
+    }
+
+
+def _decode_json(e: DecodeEntry) -> dict[str, Any]:
+    figures = e.figures.to_dict() if e.figures else {}
+    return {
+        "context": e.context, "concurrency": e.concurrency, **_verdict_json(e.verdict),
+        "max_tokens": e.max_tokens, "prompt_mode": e.prompt_mode, "ttft_kind": e.ttft_kind, **figures,
+        "capacity_check": dataclasses.asdict(e.capacity_check) if e.capacity_check else None,
+        "error": e.error, "reproduce": e.reproduce,
+        "window_open_reason": e.trace.window_open_reason if e.trace else None,
+        "telemetry": _telemetry_json(e.telemetry),
+    }

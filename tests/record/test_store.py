@@ -1,0 +1,167 @@
+"""Schema 7 on disk: a manifest and one cell file per entry, written once; cached figures and when
+they are derived again; schema-6 files migrated. Records come from the real vLLM run in
+``tests/fixtures/cpu-vllm-small.json`` and its GPU-like derivative (no engine needed)."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+import zipfile
+
+import numpy as np
+import pytest
+
+from inproc import types as st
+from inproc.errors import UsageError
+from inproc.measure.metrics import DEFINITIONS_VERSION
+from inproc.record.io import (SCHEMA_VERSION, ResultsWriter, cells_dir, load_results, read_finished, to_json,
+                              write_results)
+from tests.conftest import FIXTURES, ROOT
+
+SMALL, GPU = FIXTURES / "cpu-vllm-small.json", FIXTURES / "gpu-like.json"
+
+
+def _same_array(a, b) -> bool:
+    a, b = np.asarray(a), np.asarray(b)
+    return a.shape == b.shape and np.array_equal(a, b, equal_nan=a.dtype.kind == "f")
+
+
+def _same_trace(a, b) -> None:
+    assert set(a.steps.columns) == set(b.steps.columns)
+    for name, col in a.steps.columns.items():
+        assert col.dtype == b.steps.columns[name].dtype and _same_array(col, b.steps.columns[name]), name
+    assert len(a.requests) == len(b.requests)
+    for ra, rb in zip(a.requests, b.requests):
+        for k in ("token_steps", "token_counts", "token_ids"):
+            assert _same_array(getattr(ra, k), getattr(rb, k)), k
+        assert (ra.request_id, ra.submit_s, ra.finished_step, ra.finish_reason, ra.num_cached_tokens) == \
+            (rb.request_id, rb.submit_s, rb.finished_step, rb.finish_reason, rb.num_cached_tokens)
+    assert (a.window_open_s, a.window_target_s, a.counters_start, a.counters_end, a.clock_origin_s) == \
+        (b.window_open_s, b.window_target_s, b.counters_start, b.counters_end, b.clock_origin_s)
+
+
+def _same_telemetry(a, b) -> None:
+    assert (a is None) == (b is None)
+    if a is None:
+        return
+    series = [(a.trace.host, b.trace.host)] + [(ga.series, gb.series) for ga, gb in zip(a.trace.gpus, b.trace.gpus)]
+    for sa, sb in series:
+        assert _same_array(sa.t_s, sb.t_s)
+        for k, v in sa.values.items():
+            assert v.dtype == sb.values[k].dtype and _same_array(v, sb.values[k]), k
+    assert a.figures == b.figures and a.throttle_passed == b.throttle_passed
+
+
+@pytest.mark.parametrize("path", [SMALL, GPU])
+def test_manifest_and_cell_files_keep_every_raw_value_exactly(path, tmp_path):
+    rec = load_results(path)
+    out = tmp_path / "r.json"
+    write_results(out, rec)
+    manifest = json.loads(out.read_text())
+    assert manifest["schema_version"] == SCHEMA_VERSION == 7 and manifest["cells"] == "r.cells"
+    assert "zb64" not in out.read_text()  # no array in the manifest
+    measured = [d for d in manifest["decode"] if "total_tok_s" in d]
+    assert measured and all(d["cell_file"] for d in measured)
+    unmeasured = [d for d in manifest["decode"] if d["status"] == st.OVER_CAPACITY]
+    assert unmeasured and not any("cell_file" in d for d in unmeasured)  # nothing measured: no file
+    assert sorted(p.name for p in cells_dir(out).iterdir()) == \
+        sorted(d["cell_file"] for d in manifest["prefill"] + manifest["decode"] if "cell_file" in d)
+    again = load_results(out)
+    for a, b in zip(rec.decode, again.decode):
+        assert (a.key, a.verdict, a.figures) == (b.key, b.verdict, b.figures)
+        assert (a.trace is None) == (b.trace is None)
+        if a.trace is not None:
+            _same_trace(a.trace, b.trace)
+            _same_telemetry(a.telemetry, b.telemetry)
+    for a, b in zip(rec.prefill, again.prefill):
+        assert (a.verdict, a.figures) == (b.verdict, b.figures)
+        for sa, sb in zip(a.samples, b.samples):
+            _same_trace(sa, sb)
+        _same_telemetry(a.telemetry, b.telemetry)
+
+
+def test_a_cell_file_is_a_few_members_numpy_reads_without_pickles(tmp_path):
+    out = tmp_path / "r.json"
+    write_results(out, load_results(GPU))
+    name = next(d["cell_file"] for d in json.loads(out.read_text())["decode"] if d.get("cell_file"))
+    members = zipfile.ZipFile(cells_dir(out) / name).namelist()
+    assert 3 <= len(members) <= 8  # arrays gathered by type, not one member per column or request
+    with np.load(cells_dir(out) / name, allow_pickle=False) as npz:
+        assert npz["uint16"].size > 0  # token ids of a small vocabulary, in the narrowest type
+
+
+def test_cached_figures_are_read_unless_rederived_or_the_definitions_changed(tmp_path):
+    out = tmp_path / "r.json"
+    write_results(out, load_results(SMALL))
+    manifest = json.loads(out.read_text())
+    cell = next(d for d in manifest["decode"] if d["status"] == st.VALID)
+    true_rate, key = cell["total_tok_s"], f"{cell['context']}x{cell['concurrency']}"
+    cell["total_tok_s"] = 1e9  # stands for a figure cached by these definitions
+    out.write_text(json.dumps(manifest))
+
+    def rate(**kw):
+        return next(e for e in load_results(out, **kw).decode if e.key == key).figures.total_tok_s
+
+    assert rate() == 1e9  # cached, as written
+    assert rate(rederive=True) == pytest.approx(true_rate)  # inproc report --rederive
+    manifest["definitions_version"] = DEFINITIONS_VERSION - 1  # made by other definitions
+    out.write_text(json.dumps(manifest))
+    assert rate() == pytest.approx(true_rate)
+    report = subprocess.run([sys.executable, "-m", "inproc", "report", str(out), "--format", "csv", "--rederive"],
+                            cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True)
+    assert report.returncode == 0 and "1000000000" not in report.stdout
+
+
+def test_the_writer_writes_each_cell_once_and_the_manifest_each_save(tmp_path):
+    rec = load_results(SMALL)
+    out = tmp_path / "r.json"
+    partial = dataclasses.replace(rec, prefill=(), decode=(), finished=False)
+    writer = ResultsWriter(out, partial)
+    stamps = {}
+    for e in rec.decode:
+        partial = dataclasses.replace(partial, decode=partial.decode + (e,))
+        writer.save(partial)
+        stamps.update({p.name: p.stat().st_mtime_ns for p in cells_dir(out).iterdir() if p.name not in stamps})
+    assert {p.name: p.stat().st_mtime_ns for p in cells_dir(out).iterdir()} == stamps  # none rewritten
+    cells = sum(p.stat().st_size for p in cells_dir(out).iterdir())
+    assert cells < writer.bytes_written < cells + len(rec.decode) * out.stat().st_size
+    resumed = load_results(out)
+    assert not read_finished(out)
+    again = ResultsWriter(out, resumed)
+    again.save(dataclasses.replace(resumed, finished=True))
+    assert again.bytes_written == out.stat().st_size  # a resumed run rewrites only the manifest
+    assert read_finished(out)
+
+
+def test_a_missing_cell_file_is_one_line_and_finished_needs_only_the_manifest(tmp_path):
+    out = tmp_path / "r.json"
+    write_results(out, load_results(SMALL))
+    victim = next(cells_dir(out).iterdir())
+    victim.unlink()
+    with pytest.raises(UsageError, match=f"{victim.name}.*missing") as e:
+        load_results(out)
+    assert "\n" not in str(e.value)
+    assert read_finished(out) is load_results(SMALL).finished
+
+
+def test_schema_6_files_are_migrated_and_derived_again(tmp_path):
+    """Schema 6 held every raw record inline and no definitions version: it loads and is derived."""
+    rec = load_results(GPU)
+    old = to_json(rec)
+    old["schema_version"] = 6
+    del old["definitions_version"]
+    cell = next(d for d in old["decode"] if d["status"] == st.VALID)
+    true_rate, cell["total_tok_s"] = cell["total_tok_s"], 1e9  # stored figures were never trusted
+    path = tmp_path / "six.json"
+    path.write_text(json.dumps(old))
+    six = load_results(path)
+    assert six.schema_version == 6
+    e = next(e for e in six.decode if (e.context, e.concurrency) == (cell["context"], cell["concurrency"]))
+    assert e.figures.total_tok_s == pytest.approx(true_rate)
+    assert [x.status for x in six.decode] == [x.status for x in rec.decode]
+    resumed = ResultsWriter(path, six)  # resuming it writes today's layout: cell files and a manifest
+    resumed.save(six)
+    assert json.loads(path.read_text())["schema_version"] == SCHEMA_VERSION and cells_dir(path).is_dir()
+    assert [x.figures for x in load_results(path).decode] == [x.figures for x in six.decode]
