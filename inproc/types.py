@@ -5,7 +5,7 @@ Plain Python only: no engine, no torch, no numpy. Engines fill these types
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Mapping, Sequence
 
 # -- cell statuses -------------------------------------------------------------
@@ -123,6 +123,33 @@ def contiguous_placement(world_size: int, nodes: int, on_gpu: bool, backend: str
 
 
 @dataclass(frozen=True)
+class EngineSettings:
+    """The built engine's resolved settings that inproc reads, typed and named the same for every
+    engine; ``shown``: the rest of what is worth showing beside the figures, by the engine's own
+    argument names, for reports only (no inproc code reads a key of it)."""
+
+    dtype: str | None = None  # the model's dtype ("bfloat16")
+    quantization: str | None = None  # "fp8", ...; None: unquantized
+    kv_cache_dtype: str | None = None  # "auto", "fp8", ...
+    tensor_parallel_size: int | None = None  # vLLM tensor_parallel_size, SGLang tp_size
+    speculative_method: str | None = None  # vLLM speculative_config.method, SGLang speculative_algorithm; None: off
+    num_speculative_tokens: int | None = None  # drafts per verify: vLLM num_speculative_tokens, SGLang speculative_num_draft_tokens
+    async_scheduling: bool | None = None  # vLLM: steps return the previous batch's outputs (None: not vLLM)
+    event_loop: str | None = None  # SGLang: "overlap" or "normal" (None: not SGLang)
+    graph_capture_memory_bytes: int | None = None  # what CUDA-graph capture took; None: nothing captured
+    shown: Mapping[str, object] = field(default_factory=dict)
+
+    @classmethod
+    def from_flat(cls, d: Mapping[str, object]) -> "EngineSettings":
+        """The settings of a flat dict, as results files up to schema 6 held them (both engines' names)."""
+        typed = {f.name for f in fields(cls)} - {"shown"}
+        aliases = {"tp_size": "tensor_parallel_size", "speculative_algorithm": "speculative_method",
+                   "speculative_num_draft_tokens": "num_speculative_tokens"}
+        out = {aliases.get(k, k): v for k, v in d.items() if k in typed or k in aliases}
+        return cls(**out, shown={k: v for k, v in d.items() if k not in typed and k not in aliases})
+
+
+@dataclass(frozen=True)
 class EngineInfo:
     """Identity of the built engine, recorded in every results file."""
 
@@ -133,7 +160,7 @@ class EngineInfo:
     capacity: Capacity
     vocab_size: int
     special_token_ids: tuple[int, ...]
-    settings: Mapping[str, object] = field(default_factory=dict)  # resolved engine args worth showing
+    settings: EngineSettings = EngineSettings()  # resolved engine settings
     forward_source: str = ""  # where per-step bytes and FLOPs come from ("" when the engine reports none)
     placement: Placement | None = None  # nodes and ranks (None: the adapter did not say)
 

@@ -108,7 +108,7 @@ rounds, context, c, max_tokens = map(int, sys.argv[3:7]); window = float(sys.arg
 engine = engines.build_engine(p.launch)
 try:
     res = ab(engine, rounds, context, c, max_tokens, window)
-    res["event_loop"] = engine.info.settings.get("event_loop")
+    res["event_loop"] = engine.info.settings.event_loop
 finally:
     engine.shutdown()
 print(json.dumps(res))

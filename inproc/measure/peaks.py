@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
+from inproc.types import EngineSettings
+
 # Dense (no 2:4 sparsity) tensor-core peaks in TFLOP/s, by the NVML device name prefix and
 # dtype. Sources: NVIDIA's H100 and H200 datasheets (the "with sparsity" figures halved:
 # SXM BF16 1,979 → 989.5, FP8 3,958 → 1,979; H200 NVL BF16 1,671 → 835.5, FP8 3,341 → 1,670.5;
@@ -50,12 +52,12 @@ class Peaks:
     flops: Peak
 
 
-def compute_dtype(settings: Mapping[str, object]) -> str:
+def compute_dtype(settings: EngineSettings) -> str:
     """The dtype the engine's matmuls ran in: fp8 for FP8 quantisation, else the model dtype."""
-    quant = str(settings.get("quantization") or "").lower()
+    quant = str(settings.quantization or "").lower()
     if "fp8" in quant:
         return "fp8"
-    dtype = str(settings.get("dtype") or "").lower()
+    dtype = str(settings.dtype or "").lower()
     return {"bfloat16": "bf16", "float16": "fp16", "half": "fp16"}.get(dtype, dtype)
 
 
@@ -87,7 +89,7 @@ def host_peaks(cpu: Mapping[str, object]) -> Peaks:
 
 
 def run_peaks(gpu_devices: Sequence[Mapping[str, object]], cpu: Mapping[str, object],
-              settings: Mapping[str, object]) -> Peaks:
+              settings: EngineSettings) -> Peaks:
     """The peaks figures are read against: the first GPU's when the run had GPUs, else the host's."""
     if gpu_devices:
         return gpu_peaks(gpu_devices[0], compute_dtype(settings))

@@ -20,7 +20,7 @@ from inproc.record import cached, derive, scope
 from inproc.record.cells import read_cell
 from inproc.record.schema import DecodeEntry, EngineRecord, Machine, PrefillEntry, ProfileRef, RunPlan, RunRecord
 from inproc.telemetry.trace import TelemetryTrace
-from inproc.types import Capacity, KVCacheGroup
+from inproc.types import Capacity, EngineSettings, KVCacheGroup
 
 
 def from_json(d: dict[str, Any], cells_root: Path | None, rederive: bool = False) -> RunRecord:
@@ -32,7 +32,7 @@ def from_json(d: dict[str, Any], cells_root: Path | None, rederive: bool = False
     """
     plan = _plan(d["plan"])
     capacity = _capacity(d["capacity"])
-    engine = EngineRecord(**known_fields(EngineRecord, d["engine"]))
+    engine = EngineRecord(**{**known_fields(EngineRecord, d["engine"]), "settings": _settings(d["engine"].get("settings"))})
     machine = Machine(**known_fields(Machine, d.get("machine") or {}))
     peaks = run_peaks(machine.gpu_devices, machine.cpu, engine.settings)
     use_cache = not rederive and d.get("definitions_version") == DEFINITIONS_VERSION
@@ -70,6 +70,11 @@ def _with_cell(d: dict[str, Any], cells_root: Path | None) -> dict[str, Any]:
     if d.get("telemetry") is not None:
         d["telemetry"] = {**d["telemetry"], "trace": raw.get("telemetry")}
     return d
+
+
+def _settings(d: dict[str, Any] | None) -> EngineSettings:
+    d = d or {}
+    return EngineSettings(**{**known_fields(EngineSettings, d), "shown": dict(d.get("shown") or {})})
 
 
 def _tuples(d: dict[str, Any]) -> dict[str, Any]:

@@ -38,14 +38,22 @@ Schema history (``schema_version``):
       (``inproc.measure.metrics.DEFINITIONS_VERSION``) that derived the figures in the
       file; a loader takes them as written when it equals its own, and derives them again
       otherwise. An entry without ``cell_file`` holds its raw records inline as in 6 (how
-      a baseline holds its runs, and how a migrated file reads). Older files: no
-      ``definitions_version`` (derived again on load), raw records inline.
+      a baseline holds its runs, and how a migrated file reads). ``engine.settings``
+      becomes typed (``inproc.types.EngineSettings``): dtype, quantization, kv_cache_dtype,
+      tensor_parallel_size, speculative_method, num_speculative_tokens, async_scheduling,
+      event_loop, graph_capture_memory_bytes, and ``shown`` (the engine's other resolved
+      arguments, by its own names). Older files: no ``definitions_version`` (derived again
+      on load), raw records inline, the flat settings dict sorted into the typed fields
+      (SGLang's tp_size, speculative_algorithm and speculative_num_draft_tokens renamed).
 
 A file newer than :data:`SCHEMA_VERSION` is refused by the loader (``inproc.record.io``).
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
+
+from inproc.types import EngineSettings
 
 SCHEMA_VERSION = 7
 
@@ -67,6 +75,8 @@ def migrate(data: dict[str, Any]) -> dict[str, Any]:
         out.update(placement=None, shard=None, merged_from=[], schema_version=6)  # not recorded before 6
     if out["schema_version"] == 6:
         out.pop("definitions_version", None)  # no cache before 7: derive every figure again
+        engine = out.get("engine") or {}
+        out["engine"] = {**engine, "settings": dataclasses.asdict(EngineSettings.from_flat(engine.get("settings") or {}))}
         out["schema_version"] = 7  # raw records stay inline, which 7 reads too
     return out
 

@@ -19,7 +19,7 @@ from inproc.measure.trace import CellTrace
 from inproc.plan.capacity import CapacityCheck
 from inproc.plan.settings import MatrixSettings
 from inproc.telemetry.window import WindowTelemetry
-from inproc.types import Capacity, Placement
+from inproc.types import Capacity, EngineSettings, Placement
 from inproc.units import cell_key
 
 
@@ -58,7 +58,7 @@ class EngineRecord:
     model: str
     dummy_weights: bool
     vocab_size: int
-    settings: Mapping[str, object] = field(default_factory=dict)  # resolved engine arguments worth showing
+    settings: EngineSettings = EngineSettings()  # resolved engine settings
     forward_source: str = ""  # where the per-step bytes and FLOPs come from (engine accounting or estimate)
     build_s: float | None = None  # engine construction, wall seconds
     warmup_s: float | None = None  # the warm-up pass before the first measurement

@@ -6,6 +6,7 @@ facts a collector could not read show as a dash rather than failing the report.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import Counter
 from dataclasses import dataclass
@@ -70,7 +71,7 @@ def _title(rec: RunRecord) -> str:
 
 def _summary(rec: RunRecord) -> str:
     s, settings = rec.settings, rec.engine.settings
-    weights = settings.get("quantization") or settings.get("dtype")  # unquantized: the dtype says what ran
+    weights = settings.quantization or settings.dtype  # unquantized: the dtype says what ran
     parts = [rec.engine.name, rec.engine.version, text(weights)]
     if s.cells is not None:
         parts.append(f"{len(s.cells)} decode cells ({', '.join(format_cell(L, C) for L, C in s.cells)})")
@@ -113,7 +114,8 @@ def _hardware(rec: RunRecord) -> Section:
 
 def _engine(rec: RunRecord) -> Section:
     e = rec.engine
-    settings = dict(e.settings)
+    typed = {k: v for k, v in dataclasses.asdict(e.settings).items() if v is not None and k not in ("shown", "quantization")}
+    settings = {"quantization": e.settings.quantization, **typed, **e.settings.shown}  # None typed: not this engine's
     facts = [Fact("Engine", e.name), Fact("Version", e.version), Fact("Quantization", text(settings.pop("quantization", None)))]
     facts += [Fact(k, text(v)) for k, v in settings.items()]
     if rec.placement is not None:

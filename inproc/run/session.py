@@ -66,7 +66,7 @@ def resume_refusal(old: RunRecord, profile: Profile, settings: MatrixSettings) -
 def new_record(profile: Profile, plan: RunPlan, info, build_s: float, warmup_s: float, command: str,
                machine: Machine, old: RunRecord | None = None) -> RunRecord:
     """The whole header of a results file; a resumed run keeps the entries and notes of ``old``."""
-    engine = EngineRecord(info.name, info.version, info.model, info.dummy_weights, info.vocab_size, dict(info.settings),
+    engine = EngineRecord(info.name, info.version, info.model, info.dummy_weights, info.vocab_size, info.settings,
                           info.forward_source, round(build_s, 3), round(warmup_s, 3))
     rec = RunRecord(tool={"name": "inproc", "version": inproc.__version__}, created=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                     command=command, profile=profile_ref(profile), plan=plan, engine=engine, capacity=info.capacity,

@@ -19,9 +19,6 @@ from inproc.record.io import load_results
 from inproc.record.schema import RunRecord
 from inproc.sweep.manifest import DONE, Sweep, VariantRun
 
-#: The engine setting both adapters record for what graph capture took (None: nothing captured).
-GRAPH_MEMORY_SETTING = "graph_capture_memory_bytes"
-
 
 @dataclass(frozen=True)
 class VariantCell:
@@ -109,7 +106,7 @@ def _variant(run: VariantRun, rec: RunRecord | None, why: str) -> VariantSummary
     base = VariantSummary(run.variant.index, run.variant.name, run.status, run.error, run.variant.file, record_error=why)
     if rec is None:
         return base
-    memory = rec.engine.settings.get(GRAPH_MEMORY_SETTING)
+    memory = rec.engine.settings.graph_capture_memory_bytes
     return VariantSummary(base.index, base.name, base.status, base.error, base.file, f"{rec.engine.name} {rec.engine.version}",
                           rec.engine.build_s, rec.engine.warmup_s, int(memory) if memory is not None else None)
 

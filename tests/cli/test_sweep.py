@@ -180,7 +180,7 @@ def test_vllm_dotted_key_reaches_the_engine_and_a_bad_value_is_recorded(tmp_path
     rec = load_results(out / good["file"])
     # Merged into the profile's table with the --set key, then resolved by vLLM itself (its default is None).
     assert rec.profile.engine_args["compilation-config"] == {"cudagraph_mode": "NONE", "max_cudagraph_capture_size": 4}
-    assert rec.engine.settings["max_cudagraph_capture_size"] == 4 and rec.engine.settings["cudagraph_mode"] == "NONE"
+    assert rec.engine.settings.shown["max_cudagraph_capture_size"] == 4 and rec.engine.settings.shown["cudagraph_mode"] == "NONE"
     assert rec.profile.env["VLLM_LOGGING_LEVEL"] == "INFO" and " INFO " in (out / good["log"]).read_text()
     (cell,) = rec.decode
     assert cell.status == st.VALID and cell.figures.output_tokens > 0
@@ -207,6 +207,6 @@ def test_sglang_sweep_of_max_running_requests(tmp_path):
     p = inproc("sweep", str(DEFAULT_PROFILES["sglang"]), "--vary", "max-running-requests=4,8", *CELL, "--out", str(out))
     assert p.returncode == 0, p.stderr[-3000:]
     recs = _check_max_num_seqs_sweep(out, 4, 8, "max-running-requests")
-    assert all(r.engine.name == "sglang" and r.engine.settings["graph_capture_memory_bytes"] is None for r in recs)
-    assert recs[1].engine.settings["max_running_requests"] == 8
+    assert all(r.engine.name == "sglang" and r.engine.settings.graph_capture_memory_bytes is None for r in recs)
+    assert recs[1].engine.settings.shown["max_running_requests"] == 8
 

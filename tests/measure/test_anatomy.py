@@ -7,6 +7,7 @@ import pytest
 from inproc.measure import anatomy as an
 from inproc.measure.metrics import Window
 from inproc.measure.peaks import DENSE_TFLOPS, compute_dtype, gpu_peaks, host_peaks, run_peaks
+from inproc.types import EngineSettings
 from inproc.measure.steps import StepRecorder, StepTrace
 from inproc.types import GRAPH_MODES, BatchShape, ForwardStats, StepResult
 
@@ -87,8 +88,8 @@ def test_peaks_from_nvml_and_the_table():
     unknown = gpu_peaks({"name": "NVIDIA RTX PRO 6000 Blackwell Server Edition"}, "bf16")
     assert unknown.bandwidth_bytes_s.value is None and "bus width" in unknown.bandwidth_bytes_s.source
     assert unknown.flops.value is None and "no dense FLOP/s entry" in unknown.flops.source
-    assert compute_dtype({"dtype": "bfloat16", "quantization": "fp8"}) == "fp8"
-    assert compute_dtype({"dtype": "bfloat16", "quantization": None}) == "bf16"
+    assert compute_dtype(EngineSettings(dtype="bfloat16", quantization="fp8")) == "fp8"
+    assert compute_dtype(EngineSettings(dtype="bfloat16", quantization=None)) == "bf16"
     host = host_peaks({"model": "x", "copy_bandwidth_bytes_s": 2e10, "copy_bandwidth_method": "measured"})
     assert host.bandwidth_bytes_s.value == 2e10 and host.flops.value is None
-    assert run_peaks([], {"model": "x"}, {}).bandwidth_bytes_s.value is None
+    assert run_peaks([], {"model": "x"}, EngineSettings()).bandwidth_bytes_s.value is None

@@ -40,7 +40,7 @@ def _sweep_dir(tmp_path):
     variants = plan_variants(parse_varies(("max-num-seqs=4,8,16,32",)))
     rec = load_results(FIXTURE)
     write_results(tmp_path / variants[0].file, rec)
-    settings = {**rec.engine.settings, "graph_capture_memory_bytes": 3 * 2**30}
+    settings = dataclasses.replace(rec.engine.settings, graph_capture_memory_bytes=3 * 2**30)
     second = dataclasses.replace(rec, engine=dataclasses.replace(rec.engine, settings=settings, build_s=12.5),
                                  decode=rec.decode[:2])  # it did not plan the other cells
     write_results(tmp_path / variants[1].file, second)

@@ -191,7 +191,7 @@ class SglangEngine:
         out = {"prefix_queries": sink.prefix_queries, "prefix_hits": sink.prefix_hits,
                "preemptions": self._num_preempted, "generation_tokens": sink.generation_tokens,
                "dropped_tokens": self._dropped_tokens}
-        if self.info.settings.get("speculative_algorithm"):
+        if self.info.settings.speculative_method:
             out.update(spec_drafts=self._spec[0], spec_draft_tokens=self._spec[1], spec_accepted_tokens=self._spec[2])
         return out
 

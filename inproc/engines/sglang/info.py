@@ -3,14 +3,15 @@ from __future__ import annotations
 
 from inproc.engines.sglang.anatomy import FORWARD_SOURCE
 from inproc.engines.sglang.nodes import placement
-from inproc.types import Capacity, EngineInfo, KVCacheGroup, special_token_ids
+from inproc.types import Capacity, EngineInfo, EngineSettings, KVCacheGroup, special_token_ids
 
 # Settings worth recording in a results file (resolved values, not the profile's).
+#: Resolved ServerArgs shown beside the figures (EngineSettings.shown); the typed ones are set in read_info.
 SETTING_NAMES = (
-    "tp_size", "device", "dtype", "kv_cache_dtype", "attention_backend", "sampling_backend",
+    "device", "attention_backend", "sampling_backend",
     "mem_fraction_static", "max_total_tokens", "max_running_requests", "chunked_prefill_size",
-    "page_size", "schedule_policy", "disable_radix_cache", "speculative_algorithm",
-    "speculative_num_steps", "speculative_num_draft_tokens", "load_format", "enable_deterministic_inference",
+    "page_size", "schedule_policy", "disable_radix_cache",
+    "speculative_num_steps", "load_format", "enable_deterministic_inference",
     "disable_overlap_schedule", "cuda_graph_backend_decode", "cuda_graph_bs_decode", "cuda_graph_max_bs_decode",
 )
 
@@ -55,8 +56,12 @@ def read_info(s, server_args, model: str, event_loop: str) -> EngineInfo:
         capacity=capacity,
         vocab_size=int(mc.vocab_size),
         special_token_ids=special_token_ids(mc.hf_config),
-        settings={**{k: resolved.get(k) for k in SETTING_NAMES}, "event_loop": event_loop,
-                  "graph_capture_memory_bytes": graph_memory_bytes(s)},
+        settings=EngineSettings(
+            dtype=resolved.get("dtype"), quantization=resolved.get("quantization"),
+            kv_cache_dtype=resolved.get("kv_cache_dtype"), tensor_parallel_size=resolved.get("tp_size"),
+            speculative_method=resolved.get("speculative_algorithm"),
+            num_speculative_tokens=resolved.get("speculative_num_draft_tokens"), event_loop=event_loop,
+            graph_capture_memory_bytes=graph_memory_bytes(s), shown={k: resolved.get(k) for k in SETTING_NAMES}),
         forward_source=FORWARD_SOURCE,
         placement=placement(server_args, str(s.device)),
     )

@@ -108,7 +108,7 @@ class VllmEngine:
     def counters(self) -> dict[str, int]:
         c = self._probe.counters
         out = {"prefix_queries": c.prefix_queries, "prefix_hits": c.prefix_hits, "generation_tokens": c.generation_tokens}
-        if self.info.settings.get("speculative_method"):
+        if self.info.settings.speculative_method:
             out.update(spec_drafts=c.spec_drafts, spec_draft_tokens=c.spec_draft_tokens, spec_accepted_tokens=c.spec_accepted_tokens)
         return out
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from inproc.engines.vllm.nodes import placement
-from inproc.types import Capacity, EngineInfo, KVCacheGroup, special_token_ids
+from inproc.types import Capacity, EngineInfo, EngineSettings, KVCacheGroup, special_token_ids
 
 #: How the adapter's per-step bytes and FLOPs are obtained (recorded with every run).
 FORWARD_SOURCE = ("vLLM's own accounting: CUDAGraphStat (--cudagraph-metrics) and PerfStats "
@@ -73,28 +73,31 @@ def read_info(llm_engine, scheduler, model: str, graph_memory_bytes: int | None 
         capacity=capacity,
         vocab_size=int(cfg.model_config.get_vocab_size()),
         special_token_ids=special_token_ids(cfg.model_config.hf_config),
-        # What graph capture took, as capture_model() returned it (inproc.engines.vllm.graphs).
-        settings={**settings(cfg), "graph_capture_memory_bytes": graph_memory_bytes},
+        settings=settings(cfg, graph_memory_bytes),
         forward_source=FORWARD_SOURCE,
         placement=placement(cfg.parallel_config),
     )
 
 
-def settings(cfg) -> dict[str, object]:
-    """The resolved settings worth showing beside the figures (after vLLM's platform hooks)."""
+def settings(cfg, graph_memory_bytes: int | None) -> EngineSettings:
+    """The resolved settings (after vLLM's platform hooks); what graph capture took, as
+    capture_model() returned it (inproc.engines.vllm.graphs)."""
     spec, comp = cfg.speculative_config, cfg.compilation_config
-    return {
-        "tensor_parallel_size": cfg.parallel_config.tensor_parallel_size,
-        "enable_expert_parallel": bool(cfg.parallel_config.enable_expert_parallel),
-        "dtype": str(cfg.model_config.dtype).removeprefix("torch."),
-        "quantization": cfg.model_config.quantization,
-        "kv_cache_dtype": cfg.cache_config.cache_dtype,
-        "enforce_eager": bool(cfg.model_config.enforce_eager),
-        "async_scheduling": bool(cfg.scheduler_config.async_scheduling),
-        "cudagraph_mode": str(comp.cudagraph_mode) if comp.cudagraph_mode is not None else None,
-        "cudagraph_capture_sizes": list(comp.cudagraph_capture_sizes or []),
-        "max_cudagraph_capture_size": comp.max_cudagraph_capture_size,
-        "speculative_method": getattr(spec, "method", None) if spec else None,
-        "num_speculative_tokens": getattr(spec, "num_speculative_tokens", None) if spec else None,
-        "enable_chunked_prefill": bool(cfg.scheduler_config.enable_chunked_prefill),
-    }
+    return EngineSettings(
+        dtype=str(cfg.model_config.dtype).removeprefix("torch."),
+        quantization=cfg.model_config.quantization,
+        kv_cache_dtype=cfg.cache_config.cache_dtype,
+        tensor_parallel_size=cfg.parallel_config.tensor_parallel_size,
+        speculative_method=getattr(spec, "method", None) if spec else None,
+        num_speculative_tokens=getattr(spec, "num_speculative_tokens", None) if spec else None,
+        async_scheduling=bool(cfg.scheduler_config.async_scheduling),
+        graph_capture_memory_bytes=graph_memory_bytes,
+        shown={
+            "enable_expert_parallel": bool(cfg.parallel_config.enable_expert_parallel),
+            "enforce_eager": bool(cfg.model_config.enforce_eager),
+            "cudagraph_mode": str(comp.cudagraph_mode) if comp.cudagraph_mode is not None else None,
+            "cudagraph_capture_sizes": list(comp.cudagraph_capture_sizes or []),
+            "max_cudagraph_capture_size": comp.max_cudagraph_capture_size,
+            "enable_chunked_prefill": bool(cfg.scheduler_config.enable_chunked_prefill),
+        },
+    )

@@ -50,9 +50,9 @@ def test_capacity_is_the_schedulers_own_accounting(idle_engine):
     assert info.version == sglang.__version__
     assert info.dummy_weights is True
     assert info.vocab_size == 32000 and info.special_token_ids == (1, 2)
-    assert info.settings["tp_size"] == 1 and info.settings["attention_backend"] == "torch_native"
+    assert info.settings.tensor_parallel_size == 1 and info.settings.shown["attention_backend"] == "torch_native"
     # Graphs are off on the CPU: SGLang reports 0 GiB of graph memory, recorded as none captured.
-    assert s.tp_worker.graph_memory_usage.get("decode") == 0 and info.settings["graph_capture_memory_bytes"] is None
+    assert s.tp_worker.graph_memory_usage.get("decode") == 0 and info.settings.graph_capture_memory_bytes is None
 
 
 def test_token_accounting_is_exact(idle_engine):
@@ -160,7 +160,7 @@ def test_step_anatomy_is_inproc_estimate_on_the_overlap_loop(idle_engine):
     from inproc.run.driver import DecodeSettings, Driver
 
     info = idle_engine.info
-    assert info.settings["event_loop"] == "overlap" and info.forward_source.startswith("inproc's estimate")
+    assert info.settings.event_loop == "overlap" and info.forward_source.startswith("inproc's estimate")
     prompts = PromptFactory(info.vocab_size, 5, info.special_token_ids)
     trace = Driver(idle_engine).decode_cell(CellPrompts(prompts, 256, 2, "distinct", 16), DecodeSettings(2, 0.5, 400))
     s, w = trace.steps, m.window(trace)

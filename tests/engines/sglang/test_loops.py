@@ -26,7 +26,7 @@ def test_a_cell_on_each_loop_counts_every_token(loop, sets, lag, tmp_path):
                         "--out", str(out)], cwd=ROOT, env=spawn_env(), capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stderr[-3000:]
     rec = load_results(out)
-    assert rec.engine.settings["event_loop"] == loop
+    assert rec.engine.settings.event_loop == loop
     (cell,) = rec.decode
     trace, w = cell.trace, m.window(cell.trace)
     assert trace.window_open_reason == "all 3 requests decoding"

@@ -40,7 +40,7 @@ CHILD = textwrap.dedent(
     reset = engine.reset_prefix_cache()
     engine.shutdown()
     print(json.dumps({
-        "tp_size": engine.info.settings["tp_size"], "peers": peers, "lengths": lengths,
+        "tp_size": engine.info.settings.tensor_parallel_size, "peers": peers, "lengths": lengths,
         "tokens": {k: len(v) for k, v in tokens.items()}, "output_lengths": engine.output_lengths,
         "running": running, "reset": reset,
         # torch's compile cache (torchinductor_<user>) is meant to outlive the process.

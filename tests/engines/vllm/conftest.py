@@ -36,6 +36,6 @@ def async_vllm_engine():
         engine = engines.build_engine(load_profile(DEFAULT_PROFILES["vllm"]).launch)
     finally:
         cpu_platform.CpuPlatform.check_and_update_config = original
-    assert engine.info.settings["async_scheduling"] is True
+    assert engine.info.settings.async_scheduling is True
     yield engine
     engine.shutdown()

@@ -44,7 +44,7 @@ def test_tokens_batches_and_engine_accounting_agree(stepped):
     first_step = engine._probe.step
     trace = driver.decode_cell(CellPrompts(prompts, 256, 4, "distinct", 16), DecodeSettings(4, 1.0, 2000))
     s, w = trace.steps, m.window(trace)
-    lag = 1 if engine.info.settings["async_scheduling"] else 0
+    lag = 1 if engine.info.settings.async_scheduling else 0
     rows = np.arange(w.first_step, w.last_step + 1)
     assert (s.output_of[rows] == rows - lag).all()
     # Every window token is filed under exactly one batch: a steady window returns, at each

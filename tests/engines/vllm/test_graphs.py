@@ -29,4 +29,4 @@ def test_the_last_real_capture_is_kept_and_the_class_restored():
 def test_cpu_engine_captures_nothing_and_leaves_vllm_as_it_was(vllm_engine):
     classes = runner_classes()
     assert classes and all("_keeping" not in c.__dict__["capture_model"].__qualname__ for c in classes)
-    assert vllm_engine.info.settings["graph_capture_memory_bytes"] is None  # no CUDA graph on the CPU
+    assert vllm_engine.info.settings.graph_capture_memory_bytes is None  # no CUDA graph on the CPU

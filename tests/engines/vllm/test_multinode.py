@@ -48,7 +48,7 @@ def test_two_nodes_measure_a_cell_and_leave_nothing_running(tmp_path):
     p = rec.placement
     assert (p.nodes, p.world_size, p.ranks, p.gpus_per_node, p.backend) == (2, 2, ((0,), (1,)), 0, "mp")
     assert p.rendezvous == f"127.0.0.1:{port}"
-    assert rec.engine.settings["tensor_parallel_size"] == 2
+    assert rec.engine.settings.tensor_parallel_size == 2
 
 
 @pytest.mark.parametrize("command,sets,needle", [
