@@ -13,7 +13,9 @@ their token arrays concatenated with each request's lengths. ``token_steps`` is 
 differences within each request (mostly 0 and 1, which compress to almost nothing) and
 ``token_ids`` in the narrowest integer type that holds them. Columns of 8-byte values (step
 times, counters, telemetry) are stored XOR-delta and byte-shuffled (``xor8`` in the skeleton
-names the dtype), which is lossless.
+names the dtype). Every value reads back exactly (times too: rounding them to the clock's
+nanoseconds would save about a fifth of a CPU record, but figures derived again would then
+differ from those derived when measured in their last digits).
 """
 from __future__ import annotations
 
@@ -158,6 +160,12 @@ def write_cell(path: Path, raw: dict[str, Any]) -> int:
         Path(tmp).unlink(missing_ok=True)
         raise
     return size
+
+
+def read_skeleton(path: Path) -> dict[str, Any]:
+    """A cell file's JSON values alone (its arrays are not read)."""
+    with np.load(path, allow_pickle=False) as npz:
+        return json.loads(npz[SKELETON].tobytes())
 
 
 def read_cell(path: Path) -> dict[str, Any]:

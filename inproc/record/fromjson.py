@@ -66,7 +66,7 @@ def _with_cell(d: dict[str, Any], cells_root: Path | None) -> dict[str, Any]:
     if not path.is_file():
         raise ValueError(f"its cell file {str(path)!r} is missing (copy the folder beside the results file too)")
     raw = read_cell(path)
-    d = {**d, "raw": raw.get("samples"), "trace": raw.get("trace")}
+    d = {**d, **raw.get("entry", {}), "raw": raw.get("samples"), "trace": raw.get("trace")}
     if d.get("telemetry") is not None:
         d["telemetry"] = {**d["telemetry"], "trace": raw.get("telemetry")}
     return d

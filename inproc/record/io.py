@@ -22,11 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from inproc.errors import UsageError
-from inproc.record.cells import write_cell
+from inproc.record.cells import read_skeleton, write_cell
 from inproc.record.fromjson import from_json
 from inproc.record.migrate import SCHEMA_VERSION, migrate
 from inproc.record.schema import RunRecord
-from inproc.record.tojson import entry_id, plan_json, raw_json, to_json
+from inproc.record.tojson import entry_id, entry_json, header_json, plan_json, raw_json, to_json
 
 __all__ = ["SCHEMA_VERSION", "ResultsWriter", "cells_dir", "load_results", "plan_json", "read_finished",
            "record_from_json", "to_json", "write_results", "write_text_atomic"]
@@ -65,38 +65,44 @@ def cells_dir(path: str | os.PathLike) -> Path:
 
 
 class ResultsWriter:
-    """Saves one results file as a run goes: each entry's cell file once, then the manifest.
+    """Saves one results file as a run goes: each entry once, to its own cell file (its whole row
+    and its raw records), and the manifest when its header changes (first save, a note, the end).
 
-    ``bytes_written`` counts every byte this writer wrote (cell files and manifests), so a
-    benchmark can set it against the record's size on disk.
+    Between two manifest writes the newest entries are only in their cell files; the loader
+    adds every cell file of this run (same ``created``) that the manifest does not list yet,
+    so nothing measured is lost however the run ends. ``bytes_written`` counts every byte
+    written, so a benchmark can set it against the record's size on disk.
     """
 
     def __init__(self, path: str | os.PathLike, record: RunRecord | None = None) -> None:
         self.path, self.cells = Path(path), cells_dir(path)
         self.bytes_written = 0
-        # A resumed record's entries were read from their cell files there: not written again.
+        self._header: dict[str, Any] | None = None
+        # A resumed record's entries were read from their cell files: not written again. (One
+        # held without a cell file, a resumed schema-6 file's, is written at the first save.)
         held = (record.prefill + record.decode) if record is not None else ()
         self.files = {entry_id(e): f"{entry_id(e)}.npz" for e in held if (self.cells / f"{entry_id(e)}.npz").is_file()}
-        # (an entry held without a cell file is written when first saved: a resumed schema-6 file's)
 
-    def save(self, record: RunRecord) -> None:
-        """Write the cell files of entries not written yet, then the manifest naming them all."""
+    def save(self, record: RunRecord, manifest: bool = False) -> None:
+        """Write the cell files of entries not written yet; the manifest too when its header
+        changed, the run finished, or ``manifest`` asks."""
         for e in record.prefill + record.decode:
             name = entry_id(e)
-            if name in self.files:
-                continue
-            raw = raw_json(e)
-            if any(v for v in raw.values()):  # an entry never run (or failed before a trace) has no cell file
-                self.bytes_written += write_cell(self.cells / f"{name}.npz", raw)
-            self.files[name] = f"{name}.npz" if any(v for v in raw.values()) else ""
-        manifest = {**to_json(record, self.files), "cells": self.cells.name}
-        self.bytes_written += write_text_atomic(self.path, json.dumps(manifest, separators=(",", ":")))
+            if name not in self.files:
+                cell = {"created": record.created, "entry": entry_json(e), **raw_json(e)}
+                self.bytes_written += write_cell(self.cells / f"{name}.npz", cell)
+                self.files[name] = f"{name}.npz"
+        header = header_json(record)
+        if manifest or record.finished or header != self._header:
+            text = json.dumps({**to_json(record, self.files), "cells": self.cells.name}, separators=(",", ":"))
+            self.bytes_written += write_text_atomic(self.path, text)
+            self._header = header
 
 
 def write_results(path: str | os.PathLike, record: RunRecord) -> int:
     """Write a whole results file (manifest and every cell file); the bytes written."""
     writer = ResultsWriter(path)
-    writer.save(record)
+    writer.save(record, manifest=True)
     return writer.bytes_written
 
 
@@ -132,9 +138,25 @@ def record_from_json(data: Any, where: str, folder: Path | None = None, rederive
     version = check_version(data, "schema_version", SCHEMA_VERSION, "results file", RESULTS_HINT, where)
     try:
         cells = folder / str(data.get("cells") or "") if folder is not None and data.get("cells") else None
-        return dataclasses.replace(from_json(migrate(data), cells, rederive), schema_version=version)
+        data = migrate(data)
+        if cells is not None and not data.get("finished"):
+            data = with_unlisted_cells(data, cells)
+        return dataclasses.replace(from_json(data, cells, rederive), schema_version=version)
     except (KeyError, TypeError, ValueError, AttributeError) as e:  # right version, wrong content
         raise UsageError(f"{where}: not a results file ({type(e).__name__}: {e}). {RESULTS_HINT}") from None
+
+
+def with_unlisted_cells(data: dict[str, Any], cells: Path) -> dict[str, Any]:
+    """An unfinished run's manifest plus the entries of its cell files written after the manifest
+    was (same ``created``: cell files of an earlier run at this path are passed over)."""
+    listed = {d.get("cell_file") for d in data.get("prefill", []) + data.get("decode", [])}
+    found = sorted((p for p in cells.glob("*.npz") if p.name not in listed), key=lambda p: p.stat().st_mtime_ns)
+    rows = {"prefill": list(data.get("prefill", [])), "decode": list(data.get("decode", []))}
+    for p in found:
+        skeleton = read_skeleton(p)
+        if skeleton.get("created") == data.get("created") and "entry" in skeleton:
+            rows["prefill" if p.name.startswith("prefill-") else "decode"].append({**skeleton["entry"], "cell_file": p.name})
+    return {**data, **rows}
 
 
 def read_json(p: Path, what: str, missing: str) -> Any:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping
 
+from inproc.measure.figures import DecodeFigures, PrefillFigures
 from inproc.measure.judge import Verdict
 from inproc.measure.metrics import DEFINITIONS_VERSION
 from inproc.record import scope
@@ -35,15 +36,34 @@ def to_json(rec: RunRecord, cell_files: Mapping[str, str] | None = None) -> dict
         "capacity": dataclasses.asdict(rec.capacity),
         "machine": dataclasses.asdict(rec.machine),
         **scope.to_json(rec),
-        "prefill": [_with_raw(_prefill_json(e), e, cell_files) for e in rec.prefill],
-        "decode": [_with_raw(_decode_json(e), e, cell_files) for e in rec.decode],
+        "prefill": [_row(e, cell_files) for e in rec.prefill],
+        "decode": [_row(e, cell_files) for e in rec.decode],
     }
 
 
-def _with_raw(d: dict[str, Any], e: PrefillEntry | DecodeEntry, cell_files: Mapping[str, str] | None) -> dict[str, Any]:
-    """An entry's JSON with its raw records inline, or with the name of the cell file holding them."""
+def header_json(rec: RunRecord) -> dict[str, Any]:
+    """The record's JSON without its entries."""
+    return {k: v for k, v in to_json(dataclasses.replace(rec, prefill=(), decode=()), {}).items()
+            if k not in ("prefill", "decode")}
+
+
+#: What a manifest row keeps of an entry (the rest is in its cell file): its key, status and
+#: reason, and its figures but the step anatomy (``DecodeFigures`` / ``PrefillFigures`` fields).
+HEADLINE = ("context", "concurrency", "status", "reason", "cell_file") + tuple(
+    f.name for cls in (DecodeFigures, PrefillFigures) for f in dataclasses.fields(cls) if f.name != "anatomy")
+
+
+def entry_json(e: PrefillEntry | DecodeEntry) -> dict[str, Any]:
+    """An entry's whole JSON row (verdict, every figure, telemetry figures), without its raw records."""
+    return _prefill_json(e) if isinstance(e, PrefillEntry) else _decode_json(e)
+
+
+def _row(e: PrefillEntry | DecodeEntry, cell_files: Mapping[str, str] | None) -> dict[str, Any]:
+    """An entry's row: its headline and the cell file holding the rest, or all of it with raw records inline."""
+    d = entry_json(e)
     if cell_files is not None:
-        return {**d, "cell_file": cell_files[entry_id(e)]} if cell_files.get(entry_id(e)) else d
+        name = cell_files.get(entry_id(e))
+        return {**{k: d[k] for k in HEADLINE if k in d}, "cell_file": name} if name else d
     raw = raw_json(e)
     if isinstance(e, PrefillEntry):
         d["raw"] = raw["samples"]

@@ -10,7 +10,7 @@ import pytest
 
 from inproc import types as st
 from inproc.plan.capacity import max_concurrency_at_max_len
-from inproc.record.io import SCHEMA_VERSION
+from inproc.record.io import SCHEMA_VERSION, load_results, to_json
 from inproc.types import Capacity, KVCacheGroup
 from tests.conftest import DEFAULT_PROFILE, PROFILES, ROOT, needs_vllm
 
@@ -73,6 +73,11 @@ def test_existing_results_file_is_not_overwritten(tmp_path):
     assert out.read_text() == "{}"
 
 
+def _full(path):
+    """A results file as one JSON object: the manifest's rows completed from their cell files, raw records inline."""
+    return json.loads(json.dumps(to_json(load_results(path))))
+
+
 @needs_vllm
 def test_run_end_to_end_shows_every_status(tmp_path):
     """A small matrix on the real engine: Valid, Requests queued and Over capacity all occur."""
@@ -81,7 +86,7 @@ def test_run_end_to_end_shows_every_status(tmp_path):
                "--max-output", "64", "--prefill-contexts", "1K", "--prefill-samples", "2", "--seed", "7",
                "--set", "num-gpu-blocks-override=300", "--out", str(out))
     assert p.returncode == 0, p.stderr[-3000:]
-    rec = json.loads(out.read_text())
+    rec = _full(out)
     assert rec["schema_version"] == SCHEMA_VERSION and rec["finished"] is True
     assert rec["capacity"]["num_blocks"] == 300  # the --set override reached the engine
     assert rec["profile"]["overrides"] == ["num-gpu-blocks-override=300"]
@@ -118,8 +123,8 @@ def test_over_capacity_cell_is_not_run(tmp_path):
     p = inproc("cell", str(DEFAULT_PROFILE), "--context", "4K", "--concurrency", "8", "--prompt-mode", "distinct",
                "--max-output", "64", "--set", "num-gpu-blocks-override=300", "--out", str(out))
     assert p.returncode == 0, p.stderr[-3000:]
-    (cell,) = json.loads(out.read_text())["decode"]
-    assert cell["status"] == st.OVER_CAPACITY and "cell_file" not in cell  # nothing measured, no raw records
+    (cell,) = _full(out)["decode"]
+    assert cell["status"] == st.OVER_CAPACITY and cell["trace"] is None
     # 8 x ceil((4096 + 64) / 32) = 8 x 130 = 1040 blocks needed; 300 minus vLLM's null block available.
     assert cell["capacity_check"]["blocks_needed"] == 1040 and cell["capacity_check"]["blocks_available"] == 299
     assert "1,040 KV blocks" in cell["reason"] and "has 299 (9,568 tokens)" in cell["reason"]
