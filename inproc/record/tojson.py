@@ -17,9 +17,9 @@ from inproc.telemetry.window import WindowTelemetry
 def to_json(rec: RunRecord, cell_files: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The record as the results file's JSON object (current schema).
 
-    ``cell_files``: the manifest form, each entry's raw records left to its cell file
-    (entry id -> file name, ``inproc.record.store``); None: the inline form, raw records
-    and all (what a baseline holds for each run).
+    ``cell_files``: the manifest form, each entry reduced to its headline, the rest in its cell file
+    (entry id -> file name, ``inproc.record.io``); None: the inline form, every row whole with its raw records
+    (what a baseline holds for each run).
     """
     return {
         "schema_version": SCHEMA_VERSION,

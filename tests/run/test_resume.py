@@ -9,17 +9,20 @@ import sys
 import time
 
 from inproc import types as st
+from inproc.record.io import cells_dir, load_results
 from tests.conftest import DEFAULT_PROFILE, ROOT, needs_vllm
 
 FLAGS = ["--contexts", "256,512", "--concurrency", "1,2,3", "--duration", "0.6", "--max-output", "32",
          "--prefill-contexts", "256", "--prefill-samples", "1", "--seed", "5"]
 
 
-def _entries(path):
-    try:
-        return json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError):
-        return None
+def _cells(path) -> int:
+    """Decode cells saved so far: their cell files (the manifest lists the newest only at its next write)."""
+    return len(list(cells_dir(path).glob("decode-*.npz")))
+
+
+def _files(path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in [path, *cells_dir(path).iterdir()]}
 
 
 @needs_vllm
@@ -30,22 +33,20 @@ def test_sigkill_then_resume(tmp_path):
     proc = subprocess.Popen([*cmd, "--out", str(out)], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 300
     try:
-        while time.time() < deadline:
-            rec = _entries(out)
-            if rec and len(rec["decode"]) >= 2:
-                break
+        while time.time() < deadline and _cells(out) < 2:
             time.sleep(0.05)
         proc.send_signal(signal.SIGKILL)
     finally:
         proc.wait(timeout=60)
-    killed = json.loads(out.read_text())  # the file is whole: it was replaced atomically
-    assert not killed["finished"] and 2 <= len(killed["decode"]) < 6
+    killed = load_results(out)  # every file is whole: each was replaced atomically
+    assert not killed.finished and 2 <= len(killed.decode) < 6
+    files = _files(out)
 
     # A different plan is refused with one line, and the file is untouched.
     bad = subprocess.run([*cmd, "--resume", str(out), "--duration", "0.7"], cwd=ROOT, env=env,
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "different plan" in bad.stderr and "window_s" in bad.stderr
-    assert json.loads(out.read_text()) == killed
+    assert _files(out) == files
 
     done = subprocess.run([*cmd, "--resume", str(out)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -54,11 +55,13 @@ def test_sigkill_then_resume(tmp_path):
     keys = [(c["context"], c["concurrency"]) for c in final["decode"]]
     assert sorted(keys) == sorted((L, C) for L in (256, 512) for C in (1, 2, 3)) and len(set(keys)) == 6
     assert len(final["prefill"]) == 1
-    # Cells measured before the kill are kept exactly as they were, not measured again.
-    for before in killed["decode"]:
-        after = next(c for c in final["decode"] if (c["context"], c["concurrency"]) == (before["context"], before["concurrency"]))
-        assert after["trace"] == before["trace"] and after["total_tok_s"] == before["total_tok_s"]
-    assert all(c["status"] in (st.VALID, st.QUEUED) for c in final["decode"])
+    # Cells measured before the kill are kept exactly as they were, not measured again: their files untouched.
+    for before in killed.decode:
+        name = f"decode-{before.key}.npz"
+        assert (cells_dir(out) / name).read_bytes() == files[name]
+        after = next(c for c in final["decode"] if (c["context"], c["concurrency"]) == (before.context, before.concurrency))
+        assert after["total_tok_s"] == before.figures.total_tok_s
+    assert all(c["status"] in (st.VALID, st.QUEUED) for c in final["decode"]), [(c["status"], c["reason"]) for c in final["decode"]]
 
 
 @needs_vllm
@@ -68,7 +71,7 @@ def test_ctrl_c_saves_a_valid_file(tmp_path):
     cmd = [sys.executable, "-m", "inproc", "run", str(DEFAULT_PROFILE), *FLAGS, "--out", str(out)]
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 300
-    while time.time() < deadline and not ((rec := _entries(out)) and len(rec["decode"]) >= 1):
+    while time.time() < deadline and _cells(out) < 1:
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
