@@ -38,7 +38,6 @@ class Estimate:
     significant: bool
     n_base: int  # units (one run each side) or runs (between runs)
     n_new: int
-    p: float | None = None  # kept for the JSON format; no test here gives one
     base_figure: float | None = None  # in the metric's display unit; a baseline of runs: their geometric mean
     new_figure: float | None = None
     within: Interval | None = None  # one run each: the block bootstrap's interval alone

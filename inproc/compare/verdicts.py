@@ -144,7 +144,7 @@ def judge(est: Estimate, metric: str, threshold: float) -> tuple[str, str]:
         return NOT_SIGNIFICANT, f"{change}, within the {threshold * 100:g}% threshold"
     if est.within is not None and est.within.excludes(1.0):
         return NOT_SIGNIFICANT, f"{change}, within the run-to-run spread ({est.run_spread * 100:.1f}% per run)"
-    return NOT_SIGNIFICANT, "within the noise" + (f" (p = {est.p:.2f})" if est.p is not None else "")
+    return NOT_SIGNIFICANT, "within the noise"
 
 
 def _status(entries: Sequence[DecodeEntry]) -> str | None:

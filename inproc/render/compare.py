@@ -20,7 +20,7 @@ from inproc.units import format_tokens
 MARKS = {SLOWER: "+", FASTER: "-", NOT_SIGNIFICANT: " ", NOT_COMPARABLE: "?", STATUS_CHANGED: "!", NEW: ">", MISSING: "<"}
 SUMMARY_ITEMS = 5  # regressions named in the one-line verdict; the rows hold them all
 # history: 1 — 2026-12-01, first format; 2 — 2026-12-01, tests "block bootstrap" (one run each side,
-# indicative, with "within" and "run_spread") and "between-run t"; Mann-Whitney gone, "p" always null
+# indicative, with "within" and "run_spread") and "between-run t"; Mann-Whitney and "p" gone
 COMPARE_JSON_VERSION = 2
 
 
@@ -153,7 +153,7 @@ def _row_json(r: Row) -> dict:
             "verdict": r.verdict, "reason": r.reason, "base_status": r.base_status, "new_status": r.new_status,
             "base": e.base_figure if e else None, "new": e.new_figure if e else None, "unit": METRICS[r.metric].unit,
             "ratio": e.ratio if e else None, "low": e.interval.low if e else None, "high": e.interval.high if e else None,
-            "test": e.test if e else None, "significant": e.significant if e else None, "p": e.p if e else None,
+            "test": e.test if e else None, "significant": e.significant if e else None,
             "n_base": e.n_base if e else None, "n_new": e.n_new if e else None,
             "indicative": e.indicative if e else None, "run_spread": e.run_spread if e else None,
             "within": [e.within.low, e.within.high] if e and e.within else None}
