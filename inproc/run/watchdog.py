@@ -94,7 +94,7 @@ class Hang:
     limit_s: float
 
     def reason(self) -> str:
-        return f"hung in {self.what} after {self.elapsed_s:.0f} s (limit {self.limit_s:g} s)"
+        return f"hung in {self.what} after {self.elapsed_s:.0f} s (limit {round(self.limit_s, 1):g} s)"
 
 
 class StepWatchdog:
