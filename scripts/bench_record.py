@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import argparse
 import os
 import resource
 import subprocess
@@ -189,13 +190,19 @@ def _timed(cmd: list[str]) -> tuple[float, float]:
     return time.perf_counter() - t0, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def main(files: list[Path] | None) -> None:
+def main(argv: list[str]) -> int:
+    """``bench.py record [RESULTS.json]``: a saved CPU-default run, or a new one made here."""
+    ap = argparse.ArgumentParser(prog="bench.py record", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("files", nargs="*", type=Path, help="a saved CPU-default results file (default: make one here)")
+    files = ap.parse_args(argv).files
     with tempfile.TemporaryDirectory(prefix="bench-record-") as tmp:
         out = Path(tmp)
         path = files[0] if files else run_cpu_default(out)
         sizes(path, out)
         report_time(load_results(path), out)
+    return 0
 
 
 if __name__ == "__main__":
-    main([Path(a) for a in sys.argv[1:]] or None)
+    sys.exit(main(sys.argv[1:]))

@@ -30,7 +30,7 @@ from inproc.units import parse_int_list, parse_tokens
 @matrix_options
 @debug_options(with_breakpoint=True)
 def cell(profile_path, context, concurrency, prefill, sets, out, force, seed, loop_check, telemetry_hz, profile,
-         profile_steps, profile_skip, profile_dir, profile_with_stack, nvtx, break_at_step, **flags):
+         profile_steps, profile_skip, profile_dir, profile_with_stack, nvtx, break_at_step, step_timeout, **flags):
     """Measure one sustained-decode cell (and optionally its cold prefill).
 
     \b
@@ -47,7 +47,7 @@ def cell(profile_path, context, concurrency, prefill, sets, out, force, seed, lo
         raise UsageError(f"Bad --concurrency {concurrency!r}: one cell takes one level; use 'inproc run' for several.")
     settings = settings_with(profile.matrix, contexts=(L,), concurrency=C, prefill_contexts=(L,) if prefill else (), **flags)
     record = run_matrix(profile, settings, out=out, seed=seed, force=force, command=command_line(), loops=loop_settings(loop_check),
-                        telemetry_hz=telemetry_hz or None, progress=TerminalSink(), debug=debug)
+                        telemetry_hz=telemetry_hz or None, progress=TerminalSink(), debug=debug, step_timeout=step_timeout)
     click.echo(render_matrix(record))
     if out:
         click.echo(f"\nresults: {out}")

@@ -1,6 +1,8 @@
 """``inproc compare BASELINE NEW``: per cell and metric, is NEW slower, faster, or the same within the noise?
 
-Exit code: 0 nothing regressed, 1 a regression, 2 bad input (one line on stderr).
+Runs of two engines (vLLM against SGLang) on the same matrix are shown side by side instead,
+with no verdict. Exit code: 0 nothing regressed (or two engines), 1 a regression, 2 bad input
+(one line on stderr).
 """
 from __future__ import annotations
 
@@ -11,6 +13,8 @@ from pathlib import Path
 import click
 
 from inproc.compare.estimate import StatSettings
+from inproc.compare.side_by_side import side_by_side, two_engines
+from inproc.compare.stats import RunSpread
 from inproc.compare.keys import check_one_profile
 from inproc.compare.samples import METRICS, MIN_SUBWINDOWS, SUB_WINDOW_S, SubWindowing
 from inproc.compare.verdicts import CompareSettings, compare_runs
@@ -18,8 +22,11 @@ from inproc.errors import UsageError
 from inproc.record.baseline import RunSet, load_runs
 from inproc.record.io import write_text_atomic
 from inproc.render.compare import render_compare_json, render_compare_markdown, render_compare_text
+from inproc.render.side_by_side import (render_side_by_side_json, render_side_by_side_markdown,
+                                        render_side_by_side_text)
 
 RENDERERS = {"text": render_compare_text, "md": render_compare_markdown, "json": render_compare_json}
+SIDE_BY_SIDE = {"text": render_side_by_side_text, "md": render_side_by_side_markdown, "json": render_side_by_side_json}
 DEFAULTS = CompareSettings()
 
 
@@ -29,6 +36,17 @@ def parse_threshold(text: str) -> float:
     if not m:
         raise UsageError(f"Bad --threshold {text!r}. Give a percentage, e.g. 5% or 2.5%.")
     return float(m.group(1)) / 100
+
+
+def parse_run_spread(text: str | None) -> dict[str, RunSpread]:
+    """``--run-spread 3%``: one run's log spread for every metric; None: each metric's stated default."""
+    defaults = StatSettings().run_spread
+    if text is None:
+        return defaults
+    m = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*%\s*", text)
+    if not m or not 0 <= float(m.group(1)) < 100:
+        raise UsageError(f"Bad --run-spread {text!r}. Give a percentage from 0% to below 100%, e.g. 3% or 0.5%.")
+    return {k: RunSpread(float(m.group(1)) / 100, 0, "--run-spread") for k in defaults}
 
 
 def parse_metrics(text: str) -> tuple[str, ...]:
@@ -90,18 +108,26 @@ def check_output(output: str, inputs: tuple[str, ...]) -> None:
 @click.option("--sub-window", help=f"Cut each window for tok_s samples: seconds (0.5s) or steps (16steps). Default: "
                                    f"{SUB_WINDOW_S:g} s, or 1/{MIN_SUBWINDOWS} of a window shorter than "
                                    f"{SUB_WINDOW_S * MIN_SUBWINDOWS:g} s.")
+@click.option("--run-spread", help="One run against one run: how much a whole run's figure varies from run to run "
+                                    "(log standard deviation, e.g. 2%). Default: each metric's, measured on this "
+                                    "project's CPU runs (docs/statistics.md).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here instead of stdout.")
-def compare(baseline_path, new_path, threshold, metrics, fmt, allow, sub_window, output) -> int:
+def compare(baseline_path, new_path, threshold, metrics, fmt, allow, sub_window, run_spread, output) -> int:
     """Compare NEW (a results file) against BASELINE (a results file, or a baseline from 'inproc baseline')."""
     settings = CompareSettings(parse_threshold(threshold), parse_metrics(metrics), tuple(allow),
-                               StatSettings(cutting=parse_sub_window(sub_window)))
+                               StatSettings(cutting=parse_sub_window(sub_window),
+                                            run_spread=parse_run_spread(run_spread)))
     if output:
         check_output(output, (baseline_path, new_path))
     base, new = load_runs(baseline_path), load_runs(new_path)
     for side in (base, new):
         check_baseline(side, settings.allow_different)
-    result = compare_runs(base.runs, new.runs, settings, baseline_path, new_path)
-    text = RENDERERS[fmt](result)
+    if two_engines(base.runs, new.runs):
+        result = side_by_side(base.runs, new.runs, settings.allow_different, baseline_path, new_path)
+        text = SIDE_BY_SIDE[fmt](result)
+    else:
+        result = compare_runs(base.runs, new.runs, settings, baseline_path, new_path)
+        text = RENDERERS[fmt](result)
     if output:
         write_text_atomic(output, text)
         click.echo(f"compare: {output}", err=True)

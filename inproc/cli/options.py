@@ -12,6 +12,7 @@ from inproc.errors import UsageError
 from inproc.measure.loops import LoopSettings
 from inproc.plan.settings import PROMPT_MODES, MatrixSettings
 from inproc.run.profiling import PROFILERS, DebugSettings
+from inproc.run.watchdog import FACTOR, FLOOR_S, HUNG_EXIT_CODE, StepTimeout, parse_step_timeout
 from inproc.telemetry.sampler import DEFAULT_HZ
 
 
@@ -35,8 +36,19 @@ def measure_options(f):
     return f
 
 
+def _step_timeout(ctx, param, value: str) -> StepTimeout:
+    try:
+        return parse_step_timeout(value)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+
+
 def matrix_options(f):
-    """:func:`measure_options`, plus the results file and --force."""
+    """:func:`measure_options`, plus the results file, --force and the step watchdog."""
+    f = click.option("--step-timeout", default="auto", show_default=True, callback=_step_timeout,
+                     help=f"End the run when one engine step takes longer: seconds, off, or auto (max({FLOOR_S:g} s, "
+                          f"{FACTOR:g} x the longest step so far)). The cell becomes Error, the file is saved, "
+                          f"stacks go to RESULTS.hang.txt, exit code {HUNG_EXIT_CODE}.")(f)
     f = click.option("--force", is_flag=True, help="Overwrite an existing results file.")(f)
     f = click.option("--out", type=click.Path(dir_okay=False), help="Results JSON path.")(f)
     return measure_options(f)

@@ -39,7 +39,7 @@ from inproc.units import parse_cell_list, parse_int_list, parse_token_list
 @debug_options(with_breakpoint=False)
 def run(profile_path, contexts, concurrency, cells, prefill_contexts, no_prefill, prefill_samples, resume, shard, sets, out,
         force, seed, loop_check, telemetry_hz, profile, profile_steps, profile_skip, profile_dir, profile_with_stack, nvtx,
-        **flags):
+        step_timeout, **flags):
     """Measure cold prefill per context, then sustained decode for every context x concurrency cell."""
     profile_name = profile
     profile = load_with_overrides(profile_path, sets)
@@ -60,7 +60,8 @@ def run(profile_path, contexts, concurrency, cells, prefill_contexts, no_prefill
     debug = debug_settings(resume or out, profile_name, profile_steps, profile_skip, profile_dir, profile_with_stack, nvtx)
     record = run_matrix(profile, settings, out=out, seed=seed, resume=resume, force=force,
                         command=command_line(), loops=loop_settings(loop_check),
-                        telemetry_hz=telemetry_hz or None, progress=TerminalSink(), debug=debug, shard=part)
+                        telemetry_hz=telemetry_hz or None, progress=TerminalSink(), debug=debug, shard=part,
+                        step_timeout=step_timeout)
     click.echo(render_matrix(record))
     results = Path(resume or out)
     write_text_atomic(results.with_suffix(".md"), render_markdown(record))

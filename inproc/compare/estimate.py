@@ -2,31 +2,29 @@
 
 Which test, by what the sides hold:
 
-- one run on each side, ``tok_s``: a seeded percentile bootstrap over the sub-window samples
-  of the ratio of pooled rates (Σ tokens ÷ Σ seconds, which is Total tok/s exactly); the
-  change is significant when the interval excludes 1.
-- one run on each side, ``tbt`` and ``ttft``: Mann–Whitney U on the per-token gaps or the
-  per-request TTFTs, significant when its two-sided p is below 1 − confidence; the
-  ratio is of the medians (the report's figures), its interval a seeded bootstrap of that ratio.
 - several runs on a side (a baseline): the run-level figures' spread between runs (a t
   interval on logs, :func:`inproc.compare.stats.between_run_interval`); significant when
-  the interval excludes 1. Within-window samples understate how much a whole run varies
-  from night to night, so once the spread between runs is known, it is the noise.
-
-Per-token gaps of one step are not independent (the C requests of a batch share the
-step), so the within-run Mann–Whitney p of ``tbt`` is optimistic; the threshold, and
-better a baseline of several runs, guard against calling that noise a change.
+  the interval excludes 1. Whatever varies from run to run (prompts, the machine's
+  state, the engine's warm-up) is in that spread, so it is the noise.
+- one run on each side: **indicative**. The within-run interval is a seeded circular
+  block bootstrap over each run's units (sub-windows; requests for TTFT) of the ratio of
+  the cells' own figures; one run cannot show how much a whole run varies, so that
+  interval is widened by the metric's stated run-to-run spread (``samples.METRICS``, with
+  its source; ``--run-spread`` overrides it, :func:`inproc.compare.stats.widen`). The
+  change is significant only when the widened interval excludes 1: beyond both the
+  noise inside the windows and the spread between runs.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Sequence
 
-from inproc.compare.samples import BETWEEN_RUNS, BOOTSTRAP, METRICS, SubWindowing, sample
-from inproc.compare.stats import Interval, between_run_interval, bootstrap_ratio, geometric_mean, mann_whitney_u
+from inproc.compare.samples import BETWEEN_RUNS, BLOCK_BOOTSTRAP, METRICS, SubWindowing, sample
+from inproc.compare.stats import (Interval, RunSpread, between_run_interval, bootstrap_ratio, geometric_mean,
+                                  widen)
 from inproc.record.schema import DecodeEntry
 
-#: A within-run test needs this many samples on each side.
+#: A within-run test needs this many units on each side.
 MIN_SAMPLES = 3
 
 
@@ -35,24 +33,31 @@ class Estimate:
     """New against baseline for one metric of one cell."""
 
     ratio: float  # new figure ÷ baseline figure (tok/s: above 1 is faster; times: above 1 is slower)
-    interval: Interval  # of the ratio, at the comparison's confidence
-    test: str  # samples.BOOTSTRAP, MANN_WHITNEY or BETWEEN_RUNS
+    interval: Interval  # of the ratio, at the comparison's confidence (one run each: widened by the run spread)
+    test: str  # samples.BLOCK_BOOTSTRAP or BETWEEN_RUNS
     significant: bool
-    n_base: int  # samples (within-run tests) or runs (between-run)
+    n_base: int  # units (one run each side) or runs (between runs)
     n_new: int
-    p: float | None = None  # Mann–Whitney's two-sided p (the other tests decide by the interval)
     base_figure: float | None = None  # in the metric's display unit; a baseline of runs: their geometric mean
     new_figure: float | None = None
+    within: Interval | None = None  # one run each: the block bootstrap's interval alone
+    run_spread: float | None = None  # one run each: the log standard deviation the interval was widened by
+
+    @property
+    def indicative(self) -> bool:
+        """One run against one run: the spread between runs is a stated default, not measured on these runs."""
+        return self.test == BLOCK_BOOTSTRAP
 
 
 @dataclass(frozen=True)
 class StatSettings:
-    """How the tests run: the confidence of every interval, the bootstrap's resamples and seed, the sub-windows."""
+    """How the tests run: confidence, the bootstrap's resamples and seed, the sub-windows, the run spread."""
 
     confidence: float = 0.95
     resamples: int = 2000
     seed: int = 0
     cutting: SubWindowing = SubWindowing()
+    run_spread: dict[str, RunSpread] = field(default_factory=lambda: {k: v.spread for k, v in METRICS.items()})
 
 
 def estimate(base: Sequence[DecodeEntry], new: Sequence[DecodeEntry], metric: str,
@@ -68,14 +73,12 @@ def estimate(base: Sequence[DecodeEntry], new: Sequence[DecodeEntry], metric: st
     fb, fn = b.statistic(), n.statistic()
     if fb <= 0 or fn <= 0:
         return f"a {METRICS[metric].label} of 0 cannot be a ratio"
-    interval = bootstrap_ratio(b, n, t.resamples, t.confidence, t.seed)
+    within = bootstrap_ratio(b, n, t.resamples, t.confidence, t.seed)
+    spread = t.run_spread[metric]
+    interval = widen(fn / fb, within, spread, t.confidence)
     scale = METRICS[metric].scale
-    if METRICS[metric].test == BOOTSTRAP:
-        return Estimate(fn / fb, interval, BOOTSTRAP, interval.excludes(1.0), b.n, n.n,
-                        base_figure=fb * scale, new_figure=fn * scale)
-    mw = mann_whitney_u(n.values, b.values)
-    return Estimate(fn / fb, interval, METRICS[metric].test, mw.p < 1 - t.confidence, b.n, n.n, mw.p,
-                    fb * scale, fn * scale)
+    return Estimate(fn / fb, interval, BLOCK_BOOTSTRAP, interval.excludes(1.0), b.n, n.n,
+                    base_figure=fb * scale, new_figure=fn * scale, within=within, run_spread=spread.log_sd)
 
 
 def _figures(entries: Sequence[DecodeEntry], metric: str, t: StatSettings) -> list[float]:

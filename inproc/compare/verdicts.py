@@ -7,9 +7,18 @@ Verdicts (``VERDICTS``):
   direction (tok/s: up is faster; TBT and TTFT: down is faster), as a factor
   (1.06x slower counts at 5 %, 1.04x does not).
 - **not significant** — no significant change, or one within the threshold.
-- **not comparable** — the cell is not Valid in both (Requests queued, Looped, Error, not
-  run), or throttled in either run, or the metric has too few samples; the ratio is shown
-  where it exists, but it is never called slower or faster.
+- **not comparable** — the cell is not Valid in both (Looped, Error, not run), or
+  Requests queued with a different number running or waiting, or throttled in either run,
+  or the metric has too few samples; the ratio is shown where it exists, but it is never
+  called slower or faster.
+
+A cell Requests queued in both is judged like a Valid one when every run had the same
+number of requests running and waiting (the medians over the window's steps): tok/s and
+TBT are then the rates of the same batch, and TTFT holds the same queue ahead of each
+request. Its rows say so ("queued in both: 2 running, 2 waiting").
+
+One run against one run, a change is **indicative** (its reason says so): it counts only
+beyond the stated run-to-run spread (see ``inproc.compare.estimate``).
 - **status changed** — the cell's status differs (Valid → Requests queued); never called slower.
 - **new** / **missing** — the cell is only in the new run / only in the baseline.
 
@@ -22,18 +31,22 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Sequence
 
+import numpy as np
+
 from inproc import types as st
 from inproc.compare.estimate import Estimate, StatSettings, estimate
 from inproc.compare.keys import KeyDiff, check_allow_keys, differing, split_allowed
 from inproc.compare.samples import METRICS
 from inproc.compare.stats import geometric_mean
 from inproc.errors import UsageError
+from inproc.measure import metrics as m
 from inproc.record.schema import DecodeEntry, RunRecord
 from inproc.units import cell_key
 
 FASTER, SLOWER, NOT_SIGNIFICANT = "faster", "slower", "not significant"
 NOT_COMPARABLE, STATUS_CHANGED, NEW, MISSING = "not comparable", "status changed", "new", "missing"
 VERDICTS = (SLOWER, FASTER, NOT_SIGNIFICANT, NOT_COMPARABLE, STATUS_CHANGED, NEW, MISSING)
+INDICATIVE = " (indicative: one run each side)"  # a change of one run against one run
 JUDGED = (SLOWER, FASTER, NOT_SIGNIFICANT)  # rows whose cells were comparable (the geometric mean's)
 
 
@@ -126,10 +139,12 @@ def judge(est: Estimate, metric: str, threshold: float) -> tuple[str, str]:
     slow = 1 / est.ratio if METRICS[metric].higher_is_better else est.ratio
     change = f"{slow:.2f}x slower" if slow > 1 else f"{1 / slow:.2f}x faster"
     if est.significant and max(slow, 1 / slow) > 1 + threshold:
-        return (SLOWER if slow > 1 else FASTER), change
+        return (SLOWER if slow > 1 else FASTER), change + (INDICATIVE if est.indicative else "")
     if est.significant:
         return NOT_SIGNIFICANT, f"{change}, within the {threshold * 100:g}% threshold"
-    return NOT_SIGNIFICANT, "within the noise" + (f" (p = {est.p:.2f})" if est.p is not None else "")
+    if est.within is not None and est.within.excludes(1.0):
+        return NOT_SIGNIFICANT, f"{change}, within the run-to-run spread ({est.run_spread * 100:.1f}% per run)"
+    return NOT_SIGNIFICANT, "within the noise"
 
 
 def _status(entries: Sequence[DecodeEntry]) -> str | None:
@@ -150,6 +165,27 @@ def _throttled(base: Sequence[DecodeEntry], new: Sequence[DecodeEntry]) -> str:
     return ""
 
 
+def queue_shape(e: DecodeEntry) -> tuple[int, int] | None:
+    """(running, waiting): the medians of the scheduler's counts over the cell's window steps (None: no window)."""
+    w = m.window(e.trace) if e.trace is not None else None
+    if w is None:
+        return None
+    rows = slice(w.first_step, w.last_step + 1)
+    return int(np.median(e.trace.steps.num_running[rows])), int(np.median(e.trace.steps.num_waiting[rows]))
+
+
+def _shape(shape: tuple[int, int] | None) -> str:
+    return "no window" if shape is None else f"{shape[0]} running, {shape[1]} waiting"
+
+
+def _queues_differ(base: Sequence[DecodeEntry], new: Sequence[DecodeEntry]) -> str:
+    """Why queued cells are not comparable (the runs' running and waiting differ), or ""."""
+    shapes = [queue_shape(e) for e in (*base, *new)]
+    if None in shapes or len(set(shapes)) > 1:
+        return "not the same queue: " + " vs ".join(dict.fromkeys(_shape(x) for x in shapes))
+    return ""
+
+
 def _cell_problem(base: Sequence[DecodeEntry], new: Sequence[DecodeEntry]) -> tuple[str, str] | None:
     """(verdict, reason) that holds for every metric of the cell, or None when it is comparable."""
     if not base:
@@ -163,8 +199,10 @@ def _cell_problem(base: Sequence[DecodeEntry], new: Sequence[DecodeEntry]) -> tu
     if sb != sn:
         why = new[0].reason if sn != st.VALID else base[0].reason
         return STATUS_CHANGED, f"{sb} → {sn}" + (f": {why}" if why else "")
-    if sb != st.VALID:
-        return NOT_COMPARABLE, f"{sb} in both; only Valid cells are judged"
+    if sb == st.QUEUED and (why := _queues_differ(base, new)):
+        return NOT_COMPARABLE, f"{sb} in both, {why}"
+    if sb not in (st.VALID, st.QUEUED):
+        return NOT_COMPARABLE, f"{sb} in both; only Valid and Requests queued cells are judged"
     if why := _throttled(base, new):
         return NOT_COMPARABLE, why
     return None
@@ -185,6 +223,8 @@ def compare_cell(base: Sequence[DecodeEntry], new: Sequence[DecodeEntry], s: Com
             verdict, reason = NOT_COMPARABLE, found
         else:
             verdict, reason = judge(est, metric, s.threshold)
+            if sb == st.QUEUED:
+                reason += f"; queued in both: {_shape(queue_shape(base[0]))}"
         rows.append(Row(any_entry.context, any_entry.concurrency, metric, verdict, reason, est, sb, sn))
     return rows
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 
-from inproc.compare.samples import BETWEEN_RUNS, BOOTSTRAP, METRICS
-from inproc.compare.verdicts import (FASTER, MISSING, NEW, NOT_COMPARABLE, NOT_SIGNIFICANT, SLOWER, STATUS_CHANGED,
+from inproc.compare.samples import BETWEEN_RUNS, BLOCK_BOOTSTRAP, METRICS
+from inproc.compare.verdicts import (INDICATIVE, FASTER, MISSING, NEW, NOT_COMPARABLE, NOT_SIGNIFICANT, SLOWER, STATUS_CHANGED,
                                      VERDICTS, Comparison, Row)
 from inproc.render.definitions import definitions
 from inproc.render.fmt import DASH, ms, tok_s
@@ -19,7 +19,9 @@ from inproc.units import format_tokens
 #: One character per verdict, asv's way: + worse, - better, blank for no change.
 MARKS = {SLOWER: "+", FASTER: "-", NOT_SIGNIFICANT: " ", NOT_COMPARABLE: "?", STATUS_CHANGED: "!", NEW: ">", MISSING: "<"}
 SUMMARY_ITEMS = 5  # regressions named in the one-line verdict; the rows hold them all
-COMPARE_JSON_VERSION = 1  # history: 1 — 2026-12-01, first format
+# history: 1 — 2026-12-01, first format; 2 — 2026-12-01, tests "block bootstrap" (one run each side,
+# indicative, with "within" and "run_spread") and "between-run t"; Mann-Whitney and "p" gone
+COMPARE_JSON_VERSION = 2
 
 
 def _cell(r: Row) -> str:
@@ -58,8 +60,10 @@ def _tests(c: Comparison) -> str:
     parts = []
     for metric in c.settings.metrics:
         tests = sorted({r.estimate.test for r in c.rows if r.metric == metric and r.estimate})
-        tests = tests or [METRICS[metric].test]
-        words = [f"{t} over {cut}" if t == BOOTSTRAP else t for t in tests]
+        tests = tests or [BLOCK_BOOTSTRAP]
+        spread = c.settings.tests.run_spread[metric].log_sd * 100
+        words = [f"{t} over {cut if metric != 'ttft' else 'requests'} + run spread {spread:.1f}% (indicative)"
+                 if t == BLOCK_BOOTSTRAP else t for t in tests]
         parts.append(f"{metric}: {' / '.join(words)}")
     return "; ".join(parts)
 
@@ -70,10 +74,12 @@ def summary_line(c: Comparison) -> str:
     tally = ", ".join(f"{n} {v}" for v, n in counts.items() if n)
     if not c.regressions:
         return f"No regression ({tally or 'no rows'})."
-    items = [f"{r.key} {r.metric} {r.reason}" if r.verdict == SLOWER else f"{r.key} {r.reason}" for r in c.regressions]
+    items = [f"{r.key} {r.metric} {r.reason.removesuffix(INDICATIVE)}" if r.verdict == SLOWER else f"{r.key} {r.reason}"
+             for r in c.regressions]
     n = len(items)
     shown = "; ".join(items[:SUMMARY_ITEMS]) + (f"; and {n - SUMMARY_ITEMS} more" if n > SUMMARY_ITEMS else "")
-    return f"{n} regression{'s' if n > 1 else ''}: {shown} ({tally})."
+    indicative = any(r.estimate is not None and r.estimate.indicative for r in c.regressions if r.verdict == SLOWER)
+    return f"{n} regression{'s' if n > 1 else ''}{INDICATIVE if indicative else ''}: {shown} ({tally})."
 
 
 def _geomeans(c: Comparison) -> str:
@@ -147,8 +153,10 @@ def _row_json(r: Row) -> dict:
             "verdict": r.verdict, "reason": r.reason, "base_status": r.base_status, "new_status": r.new_status,
             "base": e.base_figure if e else None, "new": e.new_figure if e else None, "unit": METRICS[r.metric].unit,
             "ratio": e.ratio if e else None, "low": e.interval.low if e else None, "high": e.interval.high if e else None,
-            "test": e.test if e else None, "significant": e.significant if e else None, "p": e.p if e else None,
-            "n_base": e.n_base if e else None, "n_new": e.n_new if e else None}
+            "test": e.test if e else None, "significant": e.significant if e else None,
+            "n_base": e.n_base if e else None, "n_new": e.n_new if e else None,
+            "indicative": e.indicative if e else None, "run_spread": e.run_spread if e else None,
+            "within": [e.within.low, e.within.high] if e and e.within else None}
 
 
 def render_compare_json(c: Comparison) -> str:
@@ -157,7 +165,8 @@ def render_compare_json(c: Comparison) -> str:
     doc = {"kind": "inproc-compare", "version": COMPARE_JSON_VERSION, "baseline": asdict(c.base), "new": asdict(c.new),
            "settings": {"threshold": s.threshold, "metrics": list(s.metrics), "allow_different": list(s.allow_different),
                         "confidence": s.tests.confidence, "resamples": s.tests.resamples, "seed": s.tests.seed,
-                        "sub_window": s.tests.cutting.describe(c.new.window_s), "between_runs_test": BETWEEN_RUNS},
+                        "sub_window": s.tests.cutting.describe(c.new.window_s), "between_runs_test": BETWEEN_RUNS,
+                        "run_spread": {k: asdict(v) for k, v in s.tests.run_spread.items()}},
            "allowed": [asdict(d) for d in c.allowed], "rows": [_row_json(r) for r in c.rows],
            "geomeans": [asdict(g) for g in c.geomeans], "regressions": [f"{r.key} {r.metric}" if r.verdict == SLOWER else r.key for r in c.regressions],
            "summary": summary_line(c), "exit_code": c.exit_code}

@@ -10,20 +10,25 @@ the entry in progress.
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
 from dataclasses import dataclass
 from typing import Callable
 
+from inproc import types as st
 from inproc.engines import build_engine
 from inproc.engines.base import Engine
+from inproc.measure.judge import Verdict
 from inproc.plan.matrix import MatrixPlan
 from inproc.plan.prompts import PromptFactory
+from inproc.record import derive
 from inproc.record.io import ResultsWriter
 from inproc.record.schema import DecodeEntry, PrefillEntry, RunRecord
 from inproc.run import cell as measure
 from inproc.run.driver import Driver
 from inproc.run.profiling import DebugSettings
 from inproc.run.progress import Progress
+from inproc.run.watchdog import Hang, StepTimeout, StepWatchdog, WatchedEngine, stacks_path_for
 from inproc.telemetry.sampler import Telemetry
 from inproc.telemetry.window import EntrySampling
 from inproc.types import LaunchSpec
@@ -38,6 +43,7 @@ class RunContext:
     progress: Progress
     should_stop: Callable[[], bool] = lambda: False  # Ctrl-C requested
     debug: DebugSettings = DebugSettings()  # profiler, NVTX, breakpoint: no figure depends on them
+    step_timeout: StepTimeout = StepTimeout()  # the step watchdog (inproc.run.watchdog)
 
 
 class Runner:
@@ -47,6 +53,11 @@ class Runner:
                  telemetry: Telemetry | None = None) -> None:
         self.ctx, self.engine, self.plan, self.record = ctx, engine, plan, record
         self.writer = ResultsWriter(ctx.out_path, record) if ctx.out_path else None
+        self._save_lock, self._hung = threading.Lock(), False  # the watchdog's thread may save too
+        self._current: tuple[str, object, str] | None = None  # (kind, plan item, reproduce) being measured
+        self._failed: PrefillEntry | DecodeEntry | None = None  # its Error entry while the engine is rebuilt
+        self.watchdog = (StepWatchdog(ctx.step_timeout, self._on_hang, stacks_path_for(ctx.out_path))
+                         if ctx.step_timeout.enabled else None)
         self.driver = self._driver(engine)
         self.sampling = EntrySampling(telemetry)
         self._primed: int | None = None  # the context whose shared prefix is in the prefix cache
@@ -55,11 +66,29 @@ class Runner:
 
     def _driver(self, engine: Engine) -> Driver:
         ticker = self.ctx.progress.tick if self.ctx.progress.sink.live else None
-        return Driver(engine, should_stop=self.ctx.should_stop, ticker=ticker)
+        stepped = WatchedEngine(engine, self.watchdog) if self.watchdog else engine  # every step under the watchdog
+        return Driver(stepped, should_stop=self.ctx.should_stop, ticker=ticker)
 
     def save(self) -> None:
-        if self.writer is not None:
-            self.writer.save(self.record)
+        """Write the results file (atomically); nothing once the watchdog has saved its own last word."""
+        with self._save_lock:
+            if self.writer is not None and not self._hung:
+                self.writer.save(self.record)
+
+    def _on_hang(self, hang: Hang) -> None:
+        """On the watchdog's thread: the entry in progress becomes Error with the hang's reason, and the file is saved.
+
+        The main thread is blocked inside the step, so it changes nothing meanwhile; the
+        save lock keeps it from writing after this (it would find ``_hung`` set).
+        """
+        with self._save_lock:
+            self._hung = True
+            if self._current is not None:
+                kind, entry = self._current[0], self._hung_entry(hang)
+                self.record = dataclasses.replace(self.record, **{kind: getattr(self.record, kind) + (entry,)})
+            self.add_note(f"step watchdog: {hang.reason()}; the run ended there")
+            if self.writer is not None:
+                self.writer.save(self.record, manifest=True)
 
     def _append(self, entry: PrefillEntry | DecodeEntry) -> None:
         kind = "prefill" if isinstance(entry, PrefillEntry) else "decode"
@@ -74,7 +103,9 @@ class Runner:
         try:
             return fn(*args)
         except measure.EntryFailed as failed:
+            self._failed = failed.entry  # what a hung rebuild saves
             self._recover(failed.error)
+            self._failed = None
             return failed.entry
 
     def _recover(self, error: Exception) -> None:
@@ -88,7 +119,8 @@ class Runner:
             self.engine.shutdown()
         except Exception:  # noqa: BLE001
             pass
-        self.engine = build_engine(self.ctx.launch)
+        build = lambda: build_engine(self.ctx.launch)  # noqa: E731
+        self.engine = self.watchdog.rebuild(build, self.record.engine.build_s or 0.0) if self.watchdog else build()
         self.driver = self._driver(self.engine)
         self._primed = None
         self.add_note(f"engine rebuilt after {type(error).__name__}: {error}")
@@ -118,13 +150,34 @@ class Runner:
                 entry = self._prefill(item) if kind == "prefill" else self._decode(item)
                 self._append(entry)
         finally:
+            if self.watchdog is not None:
+                self.watchdog.stop()
             self.record = dataclasses.replace(self.record, measure_s=self.record.measure_s + time.perf_counter() - started)
         self.record = dataclasses.replace(self.record, finished=True)
         self.save()
         return self.record
 
+    def _hung_entry(self, hang: Hang) -> PrefillEntry | DecodeEntry:
+        """The entry in progress as Error: the hang's reason, after the failure it was recovering from if any."""
+        kind, item, reproduce = self._current
+        if self._failed is not None:
+            v = self._failed.verdict
+            return dataclasses.replace(self._failed, verdict=Verdict(v.status, f"{v.reason}; then {hang.reason()}",
+                                                                     v.checks_passed))
+        verdict = Verdict(st.ERROR, hang.reason(), ())
+        if kind == "prefill":
+            return PrefillEntry(item, verdict, (), error=hang.reason())
+        return derive.unmeasured_entry(item, self.record.plan.settings.prompt_mode, reproduce, verdict, hang.reason())
+
+    def _measuring(self, kind: str, item, reproduce: str = "") -> None:
+        """The entry now in progress (what a hung step marks Error); its steps are counted from 1."""
+        self._current = (kind, item, reproduce)
+        if self.watchdog is not None:
+            self.watchdog.new_cell()
+
     def _prefill(self, context: int) -> PrefillEntry:
         progress = self.ctx.progress
+        self._measuring("prefill", context)
         progress.begin(f"prefill {context:>8,} tokens")
         entry = self._guarded(measure.measure_prefill, self.driver, self.sampling, self.prompts, context, self.record.plan)
         # Its last sample left the row's shared context in the prefix cache (shared mode).
@@ -135,6 +188,7 @@ class Runner:
     def _decode(self, cell) -> DecodeEntry:
         rec, progress = self.record, self.ctx.progress
         reproduce = measure.reproduce_command(rec.profile.path or rec.profile.name, rec.profile.overrides, rec.plan, cell)
+        self._measuring("decode", cell, reproduce)
         if not cell.pre_status:
             progress.begin(f"decode  {cell.context:>8,} x {cell.concurrency:<3}")
         entry = self._guarded(measure.measure_decode, self.driver, self.sampling, self.prompts, cell, rec.plan,

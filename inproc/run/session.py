@@ -31,6 +31,7 @@ from inproc.run.interrupt import RunInterrupted, graceful_sigint
 from inproc.run.profiling import DebugSettings
 from inproc.run.progress import Progress, QuietSink, Sink
 from inproc.run.runner import RunContext, Runner
+from inproc.run.watchdog import StepTimeout
 from inproc.telemetry.metadata import collect_metadata
 from inproc.types import LaunchSpec
 from inproc.telemetry.sampler import DEFAULT_HZ, open_telemetry
@@ -159,11 +160,13 @@ def debug_launch(profile: Profile, debug: DebugSettings) -> LaunchSpec:
 def run_matrix(profile: Profile, settings: MatrixSettings, *, out: str | None, seed: int | None = None,
                resume: str | None = None, force: bool = False, command: str = "", progress: Sink | None = None,
                telemetry_hz: float | None = DEFAULT_HZ, loops: LoopSettings = LoopSettings(),
-               debug: DebugSettings = DebugSettings(), shard: Shard | None = None) -> RunRecord:
+               debug: DebugSettings = DebugSettings(), shard: Shard | None = None,
+               step_timeout: StepTimeout = StepTimeout()) -> RunRecord:
     """Build the engine, plan the matrix (or its shard), warm up, measure it, and keep the results file current.
 
     ``debug``: profiler, NVTX ranges and breakpoint (``inproc.run.profiling``); no figure depends on it.
     ``shard``: measure only that part of the plan (``inproc.plan.shard``); ``inproc merge`` joins the parts.
+    ``step_timeout``: the step watchdog (``inproc.run.watchdog``): a hung step saves the file and exits 3.
     """
     sink = progress if progress is not None else QuietSink()
     old, out, seed, shard = _checked_start(profile, settings, out, seed, resume, force, shard)
@@ -187,7 +190,8 @@ def run_matrix(profile: Profile, settings: MatrixSettings, *, out: str | None, s
                                 machine, old)
             record = dataclasses.replace(record, shard=_shard_ref(full, plan, shard),
                                          notes=record.notes + ((untested,) if untested else ()))
-            ctx = RunContext(launch, out, Progress(_entries_to_measure(plan, old), sink), should_stop=stop, debug=debug)
+            ctx = RunContext(launch, out, Progress(_entries_to_measure(plan, old), sink), should_stop=stop, debug=debug,
+                             step_timeout=step_timeout)
             runner = Runner(ctx, engine, plan, record, telemetry)
             try:
                 return runner.run()

@@ -28,8 +28,8 @@ def test_exit_0_when_nothing_regressed_and_1_on_a_regression():
     same = inproc("compare", RUN1, RUN1)
     assert same.returncode == 0 and same.stdout.rstrip().endswith("No regression (10 not significant, 2 not comparable).")
     slower = inproc("compare", RUN1, HOG)
-    assert slower.returncode == 1 and "10 regressions: 256x1 tok_s 3.20x slower;" in slower.stdout
-    assert re.search(r"^\+ 256 x 4 +tok_s +502\.5 tok/s +128\.9 tok/s +0\.257 +\[0\.\d+, 0\.\d+\] +3\.90x slower$",
+    assert slower.returncode == 1 and "10 regressions (indicative: one run each side): 256x1 tok_s 3.20x slower;" in slower.stdout
+    assert re.search(r"^\+ 256 x 4 +tok_s +502\.5 tok/s +128\.9 tok/s +0\.257 +\[0\.\d+, 0\.\d+\] +3\.90x slower \(indicative: one run each side\)$",
                      slower.stdout, re.M)
     faster = inproc("compare", HOG, RUN1, "--metric", "tok_s")
     assert faster.returncode == 0 and faster.stdout.count("x faster") == 4  # one per cell
@@ -43,7 +43,7 @@ def test_json_report_carries_every_row_and_the_exit_code(tmp_path):
     doc = json.loads(out.read_text())
     assert doc["kind"] == "inproc-compare" and doc["exit_code"] == 1 and len(doc["rows"]) == 12
     row = next(r for r in doc["rows"] if (r["cell"], r["metric"]) == ("256x4", "tok_s"))
-    assert row["verdict"] == "slower" and row["test"] == "bootstrap" and row["unit"] == "tok/s"
+    assert row["verdict"] == "slower" and row["test"] == "block bootstrap" and row["indicative"] and row["unit"] == "tok/s"
     assert row["low"] < row["ratio"] < row["high"] < 1 and row["n_base"] >= 9
     assert doc["settings"]["sub_window"] == "0.1 s sub-windows"
 
@@ -147,3 +147,31 @@ def test_a_report_never_replaces_a_results_file(tmp_path):
     copy = tmp_path / "copy.json"
     copy.write_text(open(RUN3).read())
     one_line_error(inproc("compare", RUN1, RUN2, "--format", "json", "-o", str(copy)), "is a results or baseline file")
+
+
+ENGINES_VLLM, ENGINES_SGLANG = str(HERE / "engines-vllm.json"), str(HERE / "engines-sglang.json")
+
+
+def test_two_engines_are_shown_side_by_side_with_exit_0(tmp_path):
+    p = inproc("compare", ENGINES_VLLM, ENGINES_SGLANG)
+    assert p.returncode == 0 and p.stderr == ""
+    assert "Two engines side by side" in p.stdout and "No regression verdict between two engines (exit 0)" in p.stdout
+    assert re.search(r"^256 x 4 +Status +Valid +Valid$", p.stdout, re.M)
+    assert re.search(r"^ +Total tok/s +\d[\d.,]* tok/s +\d[\d.,]* tok/s +\d\.\d{3}$", p.stdout, re.M)
+    out = tmp_path / "engines.json"
+    assert inproc("compare", ENGINES_VLLM, ENGINES_SGLANG, "--format", "json", "-o", str(out)).returncode == 0
+    doc = json.loads(out.read_text())
+    assert doc["kind"] == "inproc-side-by-side" and doc["exit_code"] == 0 and len(doc["cells"]) == 4
+    tok = next(f for f in doc["cells"][0]["figures"] if f["label"] == "Total tok/s")
+    assert tok["ratio"] == pytest.approx(tok["new"] / tok["base"])
+    # Two engines on different grids: refused as compare refuses, the key named.
+    one_line_error(inproc("compare", RUN1, ENGINES_SGLANG), "ran different engines on different grids")
+
+
+def test_run_spread_sets_what_one_run_against_one_is_judged_by():
+    # run-2 -> run-3 at 1K x 4: 1.06x slower, inside the stated 9.5 % run spread; with a stated 0 % it is a change.
+    loose = inproc("compare", RUN2, RUN3, "--metric", "tok_s")
+    assert loose.returncode == 0 and "within the run-to-run spread (9.5% per run)" in loose.stdout
+    strict = inproc("compare", RUN2, RUN3, "--metric", "tok_s", "--run-spread", "0%")
+    assert strict.returncode == 1 and re.search(r"^\+ 1K x 4 +tok_s .*1\.06x slower \(indicative", strict.stdout, re.M)
+    one_line_error(inproc("compare", RUN2, RUN3, "--run-spread", "3"), "Bad --run-spread '3'")

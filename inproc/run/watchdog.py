@@ -1,0 +1,238 @@
+"""A step watchdog for unattended runs: a step that does not return ends the run, saved, with its own exit code.
+
+A worker that dies mid-run leaves the head blocked in its next collective (the engines
+wait, by design, with no timeout of their own), so a nightly job would hang until the
+workflow's limit. Where the transport notices the dead peer instead (gloo on the CPU), the
+step fails, and the runner's rebuild of the engine then waits for ranks that never come.
+The watchdog is a thread armed around every ``Engine.step()`` (:class:`WatchedEngine`:
+the runner's driver steps the engine through it) and around the runner's rebuild. When
+one outlives its limit, the watchdog thread:
+
+1. dumps every thread's stack (``faulthandler``) to stderr and to ``RESULTS.hang.txt``;
+2. calls ``on_hang`` (the runner: the cell in progress becomes Error "hung in step N
+   after S s (limit L s)" and the results file is saved, atomically, under the runner's
+   save lock);
+3. ends the process's own children (the engine's local ranks) and exits with
+   :data:`HUNG_EXIT_CODE`, from this thread: the main thread is blocked inside the
+   collective and would never reach a Python signal handler.
+
+The limit (``--step-timeout``): a number of seconds, ``off``, or ``auto`` (the default):
+max(:data:`FLOOR_S`, :data:`FACTOR` × the longest step this run has made so far), so
+it follows the run's own step times (a long prefill raises it) and never falls below
+the floor (the first steps of a run, or a cell of a longer context than any before).
+"""
+from __future__ import annotations
+
+import faulthandler
+import os
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+#: The process exit code after a hung step (0 ok, 1 regression, 2 bad input, 130 Ctrl-C).
+HUNG_EXIT_CODE = 3
+#: ``auto``: never less than this many seconds (a healthy step on any machine this project runs on is far shorter).
+FLOOR_S = 300.0
+#: ``auto``: this many times the longest step the run has made so far.
+FACTOR = 20.0
+#: The watchdog thread looks at the clock this often at most (it also wakes when a step is armed).
+POLL_S = 0.5
+#: A rebuild after a failure may take this many times the run's first build (and at least the step limit).
+REBUILD_FACTOR = 3.0
+#: Children are asked to stop (SIGTERM) and killed after this long.
+CHILD_GRACE_S = 5.0
+
+
+@dataclass(frozen=True)
+class StepTimeout:
+    """``--step-timeout``: ``seconds`` fixed, or None for ``auto``; ``enabled`` False for ``off``."""
+
+    seconds: float | None = None
+    enabled: bool = True
+    floor_s: float = FLOOR_S
+    factor: float = FACTOR
+
+    def limit_s(self, longest_step_s: float) -> float:
+        """The limit of the next step, given the longest step so far (0 before the first)."""
+        if self.seconds is not None:
+            return self.seconds
+        return max(self.floor_s, self.factor * longest_step_s)
+
+    def describe(self) -> str:
+        if not self.enabled:
+            return "off"
+        if self.seconds is not None:
+            return f"{self.seconds:g} s"
+        return f"auto (max({self.floor_s:g} s, {self.factor:g} x the longest step so far))"
+
+
+def parse_step_timeout(text: str) -> StepTimeout:
+    """``auto``, ``off`` or seconds (``90`` or ``90s``, above 0); a ValueError names the bad value."""
+    t = text.strip().lower()
+    if t == "auto":
+        return StepTimeout()
+    if t == "off":
+        return StepTimeout(enabled=False)
+    try:
+        seconds = float(t.removesuffix("s"))
+    except ValueError:
+        seconds = -1.0
+    if not seconds > 0 or seconds == float("inf"):
+        raise ValueError(f"Bad --step-timeout {text!r}. Give auto, off, or seconds above 0, e.g. 600 or 90s.")
+    return StepTimeout(seconds)
+
+
+@dataclass(frozen=True)
+class Hang:
+    """A call that did not return: which (``step 4``: the 4th step of the entry; ``the engine rebuild``), how long, its limit."""
+
+    what: str
+    elapsed_s: float
+    limit_s: float
+
+    def reason(self) -> str:
+        return f"hung in {self.what} after {self.elapsed_s:.0f} s (limit {round(self.limit_s, 1):g} s)"
+
+
+class StepWatchdog:
+    """One daemon thread; :meth:`step` arms it around one engine step."""
+
+    def __init__(self, timeout: StepTimeout, on_hang: Callable[[Hang], None], stacks_path: str | None = None,
+                 clock: Callable[[], float] = time.monotonic, exit: Callable[[int], None] = os._exit,
+                 end_children: Callable[[], None] | None = None) -> None:
+        self.timeout, self.on_hang, self.stacks_path = timeout, on_hang, stacks_path
+        self.clock, self._exit = clock, exit
+        self._end_children = end_children or end_own_children
+        self.longest_s = 0.0
+        self.cell_steps = 0  # steps since :meth:`new_cell`
+        self._lock, self._wake = threading.Lock(), threading.Event()
+        self._armed: tuple[str, float, float] | None = None  # (what, start, limit)
+        self._stopped = False
+        self.fired: Hang | None = None
+        self._thread = threading.Thread(target=self._watch, name="inproc-step-watchdog", daemon=True)
+        self._thread.start()
+
+    def new_cell(self) -> None:
+        """Steps are counted from here (the message names the step of the cell in progress)."""
+        self.cell_steps = 0
+
+    def step(self, fn: Callable[[], object]) -> object:
+        """``fn()`` (one engine step) with the watchdog armed around it; its time feeds ``auto``."""
+        with self._lock:
+            self.cell_steps += 1
+            what, limit = f"step {self.cell_steps}", self.timeout.limit_s(self.longest_s)
+        start = self.clock()
+        try:
+            return self.guard(fn, what, limit)
+        finally:
+            with self._lock:
+                self.longest_s = max(self.longest_s, self.clock() - start)
+
+    def rebuild(self, fn: Callable[[], object], build_s: float) -> object:
+        """``fn()`` (an engine rebuild after a failure) under the watchdog: a multi-node rebuild waits for
+        every node's ranks, which never come when a worker died. Its limit: the step limit, or
+        :data:`REBUILD_FACTOR` × the run's first build, whichever is longer."""
+        return self.guard(fn, "the engine rebuild", max(self.timeout.limit_s(self.longest_s), REBUILD_FACTOR * build_s))
+
+    def guard(self, fn: Callable[[], object], what: str, limit_s: float) -> object:
+        """``fn()`` with the watchdog armed: if it outlives ``limit_s``, the watchdog ends the process."""
+        with self._lock:
+            self._armed = (what, self.clock(), limit_s)
+        self._wake.set()
+        try:
+            return fn()
+        finally:
+            with self._lock:
+                self._armed = None
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stopped = True
+        self._wake.set()
+        self._thread.join(timeout=5)
+
+    def _due(self) -> Hang | None:
+        with self._lock:
+            if self._armed is None or self.fired is not None:
+                return None
+            what, start, limit = self._armed
+            elapsed = self.clock() - start
+            if elapsed < limit:
+                return None
+            self.fired = Hang(what, elapsed, limit)
+            return self.fired
+
+    def _watch(self) -> None:
+        while True:
+            self._wake.wait(POLL_S)
+            self._wake.clear()
+            if self._stopped:
+                return
+            hang = self._due()
+            if hang is not None:
+                self._expire(hang)
+                return
+
+    def _expire(self, hang: Hang) -> None:
+        """Stacks, the save, the children, the exit: in that order, each attempted whatever the one before did."""
+        print(f"inproc: step watchdog: {hang.reason()}; stacks of every thread follow", file=sys.stderr, flush=True)
+        dump_stacks(self.stacks_path, hang)
+        try:
+            self.on_hang(hang)
+        except BaseException as e:  # noqa: BLE001 - the exit must happen anyway
+            print(f"inproc: step watchdog: saving the results failed: {e!r}", file=sys.stderr, flush=True)
+        self._end_children()
+        self._exit(HUNG_EXIT_CODE)
+
+
+def dump_stacks(path: str | None, hang: Hang) -> None:
+    """Every thread's Python stack to stderr and, when ``path`` is given, to that file."""
+    faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
+    if path:
+        try:
+            with open(path, "w") as f:
+                f.write(f"inproc step watchdog: {hang.reason()}\n")
+                f.flush()
+                faulthandler.dump_traceback(file=f, all_threads=True)
+            print(f"inproc: step watchdog: stacks saved in {path}", file=sys.stderr, flush=True)
+        except OSError as e:
+            print(f"inproc: step watchdog: could not write {path}: {e}", file=sys.stderr, flush=True)
+
+
+def end_own_children() -> None:
+    """SIGTERM this process's own children (the engine's local ranks), then SIGKILL those still alive."""
+    import psutil
+
+    children = psutil.Process().children(recursive=True)
+    for p in children:
+        try:
+            p.terminate()
+        except psutil.Error:
+            pass
+    _, alive = psutil.wait_procs(children, timeout=CHILD_GRACE_S)
+    for p in alive:
+        try:
+            p.kill()
+        except psutil.Error:
+            pass
+
+
+def stacks_path_for(out_path: str | None) -> str | None:
+    """``RESULTS.hang.txt`` beside the results file (None: no results file)."""
+    return str(Path(out_path).with_suffix(".hang.txt")) if out_path else None
+
+
+class WatchedEngine:
+    """The engine, with every ``step()`` made under the watchdog; everything else passes through."""
+
+    def __init__(self, engine, watchdog: StepWatchdog) -> None:
+        self._engine, self._watchdog = engine, watchdog
+
+    def step(self):
+        return self._watchdog.step(self._engine.step)
+
+    def __getattr__(self, name: str):
+        return getattr(self._engine, name)
