@@ -7,7 +7,7 @@ from inproc.types import Capacity, EngineInfo, KVCacheGroup, special_token_ids
 
 # Settings worth recording in a results file (resolved values, not the profile's).
 SETTING_NAMES = (
-    "tp_size", "device", "dtype", "kv_cache_dtype", "attention_backend", "sampling_backend",
+    "tp_size", "device", "dtype", "quantization", "kv_cache_dtype", "attention_backend", "sampling_backend",
     "mem_fraction_static", "max_total_tokens", "max_running_requests", "chunked_prefill_size",
     "page_size", "schedule_policy", "disable_radix_cache", "speculative_algorithm",
     "speculative_num_steps", "speculative_num_draft_tokens", "load_format", "enable_deterministic_inference",
