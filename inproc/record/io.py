@@ -246,4 +246,5 @@ def _decode(d: dict[str, Any], plan: RunPlan, capacity: Capacity, peaks: Peaks) 
     if d.get("error") or not d.get("trace"):
         return derive.unmeasured_entry(cell, mode, reproduce, _verdict(d), d.get("error"))
     trace = CellTrace.from_dict(d["trace"])
-    return derive.decode_entry(cell, mode, reproduce, trace, _telemetry_trace(d), capacity, plan.loops, peaks)
+    return derive.decode_entry(cell, mode, reproduce, trace, _telemetry_trace(d), capacity, plan.loops, peaks,
+                               plan.settings.anatomy)
