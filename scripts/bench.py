@@ -10,6 +10,8 @@
              overlap loop and on its normal loop.
   overhead   fraction of the decode window spent outside Engine.step() at C=128 on the
              tiny model (the harness's cost). Target <= 1%.
+  anatomy    decode tok/s with the step anatomy on ÷ off at C=1 and C=128, alternated fresh
+             processes, and its per-step cost in µs (scripts/bench_anatomy.py). Target >= 0.99.
   compare    inproc compare on real runs of the default CPU profile (its whole matrix):
              RUNS runs of the same build compared in pairs, and each against a baseline of
              the others: the false-positive rate over cells (no cell should be called
@@ -40,6 +42,7 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
+import bench_anatomy
 import bench_fidelity
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -347,6 +350,8 @@ def compare_bench(runs: int, tries: int = 2, files: list[Path] | None = None, ho
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["anatomy"]:  # its own flags: scripts/bench_anatomy.py --help
+        sys.exit(bench_anatomy.main(sys.argv[2:]))
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("what", nargs="?", default="all", choices=("fidelity", "overhead", "compare", "all"))
     ap.add_argument("--rounds", type=int, default=3)

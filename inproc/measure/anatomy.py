@@ -3,9 +3,10 @@
 Every figure is over the batches *formed* by the window's steps (rows ``first_step`` to
 ``last_step`` of the step trace, see ``inproc.measure.steps``), whatever step returned
 their outputs. A step's time is its ``Engine.step()`` call, start to end. A column the
-engine did not report makes its figure None (a dash in the report). A run made with
-``--anatomy off`` has no anatomy at all: its engine was built without the per-step
-accounting, so the figures are absent (:data:`OFF` in the report), never zero.
+engine did not report makes its figure None (a dash in the report).
+
+A run made with ``--anatomy off`` has no anatomy at all: its engine was built without the
+per-step accounting, so the figures are absent (the report says :data:`OFF`), never zero.
 """
 from __future__ import annotations
 
