@@ -41,6 +41,17 @@ def test_the_setting_defaults_on_and_takes_only_booleans():
         settings_with(MatrixSettings(), anatomy="off")
 
 
+def test_a_sweep_passes_the_flag_to_every_variant():
+    from inproc.cli.sweep_cmd import _run_args
+    from inproc.telemetry.sampler import DEFAULT_HZ
+
+    def args(value):
+        return _run_args("256x8", None, None, (), True, DEFAULT_HZ, {"anatomy": value, "window_s": 2.0})
+
+    assert args(False) == ["--no-prefill", "--cells", "256x8", "--anatomy", "off", "--duration", "2"]
+    assert "--anatomy" in args(True) and "--anatomy" not in args(None)  # not given: the profile's setting
+
+
 def test_an_old_file_loads_as_on_and_off_drops_every_anatomy_figure(tmp_path):
     doc = json.loads((FIXTURES / "cpu-vllm-small.json").read_text())
     assert "anatomy" not in doc["plan"]  # written before the setting existed
