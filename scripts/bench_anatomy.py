@@ -10,10 +10,16 @@ steps). Printed per C:
 
 - the ratio of decode tok/s, on ÷ off: of the medians over rounds, with the spread of the
   per-round ratios (target >= 0.99);
-- the per-step cost in µs: median step time on − off (the whole cost, noisy on a shared
-  machine), and the host time inside the step that inproc and the engine's scheduler time
-  directly (``schedule_s + update_s + probe_s``), on − off (the accounting's own Python,
-  much less noisy);
+- the per-step cost in µs, three ways, each on − off of the medians over rounds: the step
+  time (wall, the whole cost; noisy on a shared machine); the CPU time of the thread that
+  calls ``Engine.step()`` (``time.thread_time()`` around each call: the accounting's Python
+  runs there, and time the process waits for a core does not count); and the host time the
+  adapter times inside the step (``schedule_s + update_s + probe_s``, wall);
+- on vLLM, the accounting's own calls timed directly on the anatomy-on side: the CPU time
+  (``time.thread_time()``) of every call the three flags and the adapter's batch shapes add
+  (:data:`VLLM_ACCOUNTING`), summed over the cell and divided by its steps. It leaves out
+  what cannot be cut apart (creating the stats objects inline), so it is a floor; but
+  contention hardly moves it, where the A/B above needs a quiet machine;
 - each cost as a share of the first reference's decode step time at that C (8K context, RTX PRO
   6000 ×8, vLLM 0.32: time between tokens 3.6 ms at C=1 and 32.2 ms at C=128, from
   /work/shared/reference/vllm-deepseek-v4.1-flash-rtxpro6000x8.txt). That run decodes with
@@ -47,6 +53,14 @@ NO_STATS = {"vllm": ("disable-log-stats=true",), "sglang": ()}
 #: The first reference's decode time between tokens at 8K context, ms, by C.
 REFERENCE_STEP_MS = {1: 3.6, 128: 32.2}
 PROMPT_TOKENS, MAX_TOKENS = 64, 1024
+#: (label, owner path on VllmEngine, method): the calls vLLM makes only for the three flags, and the probe's batch shape.
+VLLM_ACCOUNTING = (
+    ("PerfStats (MFU metrics)", "_scheduler.perf_metrics", "get_step_perf_stats_per_gpu"),
+    ("SchedulerStats", "_scheduler", "make_stats"),
+    ("request stats (output processor)", "_engine.output_processor", "_update_stats_from_output"),
+    ("finished-request stats", "_engine.output_processor", "_update_stats_from_finished"),
+    ("stat loggers", "_engine.logger_manager", "record"),
+)
 
 
 def measure(engine_name: str, anatomy: bool, sets: tuple[str, ...], concurrency: tuple[int, ...],
@@ -63,6 +77,8 @@ def measure(engine_name: str, anatomy: bool, sets: tuple[str, ...], concurrency:
 
     profile = load_profile(PROFILES[engine_name]).with_overrides(sets)
     engine = engines.build_engine(dataclasses.replace(profile.launch, anatomy=anatomy))
+    cpu_s = _time_steps(engine)
+    accounting = _time_accounting(engine) if engine_name == "vllm" and anatomy else {}
     try:
         info = engine.info
         factory = PromptFactory(info.vocab_size, 11, info.special_token_ids)
@@ -72,17 +88,69 @@ def measure(engine_name: str, anatomy: bool, sets: tuple[str, ...], concurrency:
         out = {}
         for c, n_steps in zip(concurrency, steps):
             prompts = CellPrompts(factory, PROMPT_TOKENS + c, c, "distinct", 16)
+            cpu_s.clear()
+            for times in accounting.values():
+                times.clear()
             trace = driver.decode_cell(prompts, DecodeSettings(c, 60.0, MAX_TOKENS, window_steps=n_steps), primed=True)
+            step_cpu = list(cpu_s)  # one entry per Engine.step() call of the cell, in the trace's row order
             driver.drain()
             w, s = m.window(trace), trace.steps
+            if len(step_cpu) < len(s):
+                raise RuntimeError(f"{len(step_cpu)} timed steps for {len(s)} step rows")
             rows = slice(w.first_step, w.last_step + 1)
             n = w.last_step - w.first_step + 1
             host = float((s.schedule_s[rows] + s.update_s[rows] + s.probe_s[rows]).sum())
             out[str(c)] = {"tok_s": m.total_tok_s(trace, w), "step_s": an.step_time_s(s, w) / n, "host_s": host / n,
-                           "steps": n, "avg_active": m.avg_active(trace, w)}
+                           "cpu_s": sum(step_cpu[w.first_step:w.last_step + 1]) / n, "steps": n,
+                           "avg_active": m.avg_active(trace, w),
+                           "accounting_s": {k: sum(v) / len(s) for k, v in accounting.items()}}
         return out
     finally:
         engine.shutdown()
+
+
+def _time_steps(engine) -> list[float]:
+    """Wrap ``engine.step`` to append each call's CPU time on the calling thread to the list returned."""
+    import time
+
+    times: list[float] = []
+    step = engine.step
+
+    def timed_step():
+        t = time.thread_time()
+        res = step()
+        times.append(time.thread_time() - t)
+        return res
+
+    engine.step = timed_step
+    return times
+
+
+def _time_accounting(engine) -> dict[str, list[float]]:
+    """Wrap each call of :data:`VLLM_ACCOUNTING` and the probe's batch shape; their CPU times by label."""
+    import operator
+    import time
+
+    from inproc.engines.vllm import probe
+
+    def timed(fn, times):
+        def call(*args, **kwargs):
+            t = time.thread_time()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                times.append(time.thread_time() - t)
+        return call
+
+    out: dict[str, list[float]] = {}
+    for label, path, name in VLLM_ACCOUNTING:
+        owner = operator.attrgetter(path)(engine)
+        if owner is not None:
+            out[label] = []
+            setattr(owner, name, timed(getattr(owner, name), out[label]))
+    out["batch shape (inproc's probe)"] = []
+    probe.batch_shape = timed(probe.batch_shape, out["batch shape (inproc's probe)"])
+    return out
 
 
 def _side(engine_name: str, anatomy: bool, sets: tuple[str, ...], concurrency: tuple[int, ...],
@@ -104,6 +172,7 @@ def report(c: int, on: list[dict], off: list[dict]) -> str:
     ratio = med(on, "tok_s") / med(off, "tok_s")
     pairs = [a["tok_s"] / b["tok_s"] for a, b in zip(on, off)]
     step_us = (med(on, "step_s") - med(off, "step_s")) * 1e6
+    cpu_us = (med(on, "cpu_s") - med(off, "cpu_s")) * 1e6
     host_us = (med(on, "host_s") - med(off, "host_s")) * 1e6
     ref_us = REFERENCE_STEP_MS.get(c, float("nan")) * 1e3
     verdict = "meets" if ratio >= 0.99 else "misses"
@@ -111,10 +180,24 @@ def report(c: int, on: list[dict], off: list[dict]) -> str:
             f"{verdict} the >= 0.99 target)  [on {med(on, 'tok_s'):.1f}, off {med(off, 'tok_s'):.1f} tok/s; "
             f"step {med(on, 'step_s') * 1e3:.2f} vs {med(off, 'step_s') * 1e3:.2f} ms over "
             f"{int(med(on, 'steps'))}/{int(med(off, 'steps'))} steps, avg active {med(on, 'avg_active'):.1f}]\n"
-            f"  per-step cost: {step_us:+.0f} µs in step time (on − off, medians; noisy here), "
-            f"{host_us:+.0f} µs in the host time timed inside the step (schedule + update + probe)\n"
-            f"  against the first reference's {ref_us / 1e3:.1f} ms step at C={c}: {step_us / ref_us:+.2%} (step time), "
-            f"{host_us / ref_us:+.2%} (timed host work); an upper bound, as its steps yield several tokens")
+            f"  per-step cost (on − off, medians): {step_us:+.0f} µs step time (wall; noisy here), {cpu_us:+.0f} µs CPU "
+            f"time of the stepping thread [{med(on, 'cpu_s') * 1e3:.2f} vs {med(off, 'cpu_s') * 1e3:.2f} ms], "
+            f"{host_us:+.0f} µs host time timed inside the step (schedule + update + probe, wall)\n"
+            f"  as a share of the first reference's {ref_us / 1e3:.1f} ms step at C={c}: {step_us / ref_us:+.2%} (step "
+            f"time), {cpu_us / ref_us:+.2%} (CPU time), {host_us / ref_us:+.2%} (timed host work); an upper bound, as "
+            f"its steps yield several tokens" + _accounting(on, ref_us))
+
+
+def _accounting(on: list[dict], ref_us: float) -> str:
+    """The directly timed accounting calls, medians over rounds, per step."""
+    labels = on[0].get("accounting_s") or {}
+    if not labels:
+        return ""
+    per = {k: statistics.median(r["accounting_s"][k] for r in on) * 1e6 for k in labels}
+    total = sum(per.values())
+    parts = ", ".join(f"{k} {v:.0f}" for k, v in per.items())
+    return (f"\n  accounting timed directly (CPU time of its calls, anatomy on): {total:.0f} µs per step = "
+            f"{total / ref_us:.2%} of the reference's step  ({parts} µs)")
 
 
 def main(argv: list[str] | None = None) -> None:
