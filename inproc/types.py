@@ -32,6 +32,9 @@ class LaunchSpec:
     model: str
     engine_args: Mapping[str, object] = field(default_factory=dict)
     env: Mapping[str, str] = field(default_factory=dict)
+    # The engine's per-step accounting for the step anatomy (MatrixSettings.anatomy): on,
+    # the adapter turns it on; off, the engine is built as its arguments say.
+    anatomy: bool = True
 
 
 # -- what the built engine holds ---------------------------------------------------

@@ -10,6 +10,8 @@
              overlap loop and on its normal loop.
   overhead   fraction of the decode window spent outside Engine.step() at C=128 on the
              tiny model (the harness's cost). Target <= 1%.
+  anatomy    decode tok/s with the step anatomy on ÷ off at C=1 and C=128, alternated fresh
+             processes, and its per-step cost in µs (scripts/bench_anatomy.py). Target >= 0.99.
   compare    inproc compare's own rates: false positives on saved same-build runs, detection
              of a slowdown planted for real on this CPU (scripts/bench_compare.py; its
              flags: scripts/bench.py compare --help).
@@ -164,7 +166,7 @@ def overhead() -> None:
 
 
 #: Subcommand -> its module in scripts/, whose ``main(argv)`` returns the exit status.
-SUBCOMMANDS = {"compare": "bench_compare", "record": "bench_record"}
+SUBCOMMANDS = {"anatomy": "bench_anatomy", "compare": "bench_compare", "record": "bench_record"}
 
 
 if __name__ == "__main__":
@@ -172,8 +174,8 @@ if __name__ == "__main__":
     if sys.argv[1:2] and sys.argv[1] in SUBCOMMANDS:
         sys.exit(__import__(SUBCOMMANDS[sys.argv[1]]).main(sys.argv[2:]))
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("what", nargs="?", default="all", choices=("fidelity", "overhead", "compare", "record", "all"),
-                    help="compare and record take their own flags: bench.py compare --help")
+    ap.add_argument("what", nargs="?", default="all", choices=("fidelity", "overhead", *SUBCOMMANDS, "all"),
+                    help="anatomy, compare and record take their own flags: bench.py compare --help")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--engine", choices=("vllm", "sglang"), default="vllm", help="the engine installed in this Python")
     a = ap.parse_args()

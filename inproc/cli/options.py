@@ -16,6 +16,9 @@ from inproc.run.watchdog import FACTOR, FLOOR_S, HUNG_EXIT_CODE, StepTimeout, pa
 from inproc.telemetry.sampler import DEFAULT_HZ
 
 
+ANATOMY_CHOICES = ("on", "off")
+
+
 def measure_options(f):
     """Flags that override the profile's [matrix] table (None: keep the profile's value)."""
     for opt in reversed([
@@ -28,6 +31,9 @@ def measure_options(f):
         click.option("--seed", type=int, help="Prompt seed (default: a new random one, recorded)."),
         click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
                      help="Override an engine argument, a key inside a table argument (KEY.SUB), or env.NAME (repeatable)."),
+        click.option("--anatomy", type=click.Choice(ANATOMY_CHOICES), callback=lambda ctx, p, v: None if v is None else v == "on",
+                     help="Step anatomy: on builds the engine with its per-step accounting (vLLM's stats flags), off "
+                          "without it, and the anatomy figures are absent (default: on, or the profile's [matrix] anatomy)."),
         click.option("--loop-check/--no-loop-check", default=True, help="Mark cells whose outputs repeat as Looped."),
         click.option("--telemetry-hz", type=float, default=DEFAULT_HZ, show_default=True,
                      help="Telemetry samples per second (at most 20; 0 turns sampling off)."),

@@ -133,6 +133,9 @@ def _run_args(cells, contexts, concurrency, sets, loop_check, telemetry_hz, flag
     names = {"window_s": "--duration", "max_output": "--max-output", "prompt_mode": "--prompt-mode",
              "temperature": "--temperature"}
     for key, value in flags.items():
+        if key == "anatomy":
+            args += ["--anatomy", "on" if value else "off"] if value is not None else []
+            continue
         args += [names[key], f"{value:g}" if isinstance(value, float) else str(value)] if value is not None else []
     args += [] if loop_check else ["--no-loop-check"]
     args += [] if telemetry_hz == DEFAULT_HZ else ["--telemetry-hz", f"{telemetry_hz:g}"]

@@ -4,6 +4,9 @@ Every figure is over the batches *formed* by the window's steps (rows ``first_st
 ``last_step`` of the step trace, see ``inproc.measure.steps``), whatever step returned
 their outputs. A step's time is its ``Engine.step()`` call, start to end. A column the
 engine did not report makes its figure None (a dash in the report).
+
+A run made with ``--anatomy off`` has no anatomy at all: its engine was built without the
+per-step accounting, so the figures are absent (the report says :data:`OFF`), never zero.
 """
 from __future__ import annotations
 
@@ -15,6 +18,11 @@ import numpy as np
 from inproc.measure.metrics import Window
 from inproc.measure.steps import StepTrace
 from inproc.types import GRAPH_MODES
+
+
+#: What the report says in place of the step anatomy of a run made with ``--anatomy off``.
+OFF = ("off (--anatomy off): the engine was built without its per-step accounting, so CUDA-graph shares, "
+       "padding, bandwidth, FLOP/s and host share are absent")
 
 
 def _rows(w: Window) -> slice:

@@ -65,10 +65,11 @@ class DecodeFigures:
         return asdict(self)
 
 
-def decode_figures(trace: CellTrace, peaks: Peaks | None = None) -> DecodeFigures | None:
+def decode_figures(trace: CellTrace, peaks: Peaks | None = None, anatomy: bool = True) -> DecodeFigures | None:
     """Figures of a decode cell, or None when its window never held a step.
 
     ``peaks``: the device limits the step anatomy's bandwidth and FLOP/s are read against.
+    ``anatomy``: False for a run made with ``--anatomy off``; its anatomy is then None (absent).
     """
     w = m.window(trace)
     if w is None:
@@ -89,5 +90,5 @@ def decode_figures(trace: CellTrace, peaks: Peaks | None = None) -> DecodeFigure
         preemptions=an.preemptions(trace.steps, w),
         spec_acceptance_rate=m.spec_acceptance_rate(trace),
         spec_mean_acceptance_length=m.spec_mean_acceptance_length(trace),
-        anatomy=an.anatomy_figures(trace.steps, w, bw, fl),
+        anatomy=an.anatomy_figures(trace.steps, w, bw, fl) if anatomy else None,
     )

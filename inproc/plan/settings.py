@@ -46,6 +46,9 @@ class MatrixSettings:
     # Decode cells as (context, concurrency) pairs instead of the whole contexts x concurrency
     # grid; None: the grid. When set, contexts and concurrency become the cells' own.
     cells: tuple[tuple[int, int], ...] | None = None
+    # The engines' per-step accounting behind the step anatomy (vLLM's stats flags, the
+    # adapters' batch shapes and forward costs); False builds the engine without it.
+    anatomy: bool = True
 
     def __post_init__(self) -> None:
         if self.cells is not None:
@@ -60,6 +63,8 @@ class MatrixSettings:
         _whole("max output", self.max_output, 1, "token")
         _whole("prefill samples", self.prefill_samples, 1, "sample")
         _whole("suffix tokens", self.suffix_tokens, 1, "token")
+        if not isinstance(self.anatomy, bool):
+            raise UsageError(f"Bad anatomy {self.anatomy!r}: it must be true (on) or false (off).")
         if self.window_steps is not None:
             _whole("window steps", self.window_steps, 1, "step")
         if not self.contexts:

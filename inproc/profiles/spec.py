@@ -136,6 +136,10 @@ def _matrix_value(key: str, value: object, hint: object) -> object:
                 raise UsageError(f"concurrency must be whole numbers, e.g. [1, 2, 4]; got {value!r}.")
             return tuple(value)
         return tuple(parse_tokens(v, "prefill context" if key == "prefill_contexts" else "context") for v in value)
+    if hint is bool:
+        if not isinstance(value, bool):
+            raise UsageError(f"{key} must be true or false; got {value!r}.")
+        return value
     if hint in (int, float):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or (hint is int and not isinstance(value, int)):
             raise UsageError(f"{key} must be {'a whole number' if hint is int else 'a number'}; got {value!r}.")

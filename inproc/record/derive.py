@@ -39,9 +39,12 @@ def prefill_entry(context: int, samples: Sequence[CellTrace], telemetry: Telemet
 
 def decode_entry(cell: CellPlan, prompt_mode: str, reproduce: str, trace: CellTrace,
                  telemetry: TelemetryTrace | None, capacity: Capacity, loops: LoopSettings,
-                 peaks: Peaks | None = None) -> DecodeEntry:
-    """A measured decode cell: figures over its window, the loop and throttle checks, the verdict."""
-    figs = decode_figures(trace, peaks)
+                 peaks: Peaks | None = None, anatomy: bool = True) -> DecodeEntry:
+    """A measured decode cell: figures over its window, the loop and throttle checks, the verdict.
+
+    ``anatomy``: the plan's setting (``MatrixSettings.anatomy``); off, the cell has no step anatomy.
+    """
+    figs = decode_figures(trace, peaks, anatomy)
     w = m.window(trace)
     tel = None
     if telemetry is not None and w is not None and figs is not None:

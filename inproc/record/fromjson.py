@@ -123,4 +123,5 @@ def _decode(d: dict[str, Any], plan: RunPlan, capacity: Capacity, peaks: Peaks, 
     trace = CellTrace.from_dict(d["trace"])
     if use_cache:
         return cached.decode_entry(d, cell, mode, reproduce, _verdict(d), trace, _telemetry_trace(d))
-    return derive.decode_entry(cell, mode, reproduce, trace, _telemetry_trace(d), capacity, plan.loops, peaks)
+    return derive.decode_entry(cell, mode, reproduce, trace, _telemetry_trace(d), capacity, plan.loops, peaks,
+                               plan.settings.anatomy)

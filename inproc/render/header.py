@@ -11,6 +11,7 @@ import json
 from collections import Counter
 from dataclasses import dataclass
 
+from inproc.measure.anatomy import OFF
 from inproc.measure.metrics import wall_per_window
 from inproc.record.io import SCHEMA_VERSION
 from inproc.record.schema import Machine, RunRecord
@@ -202,7 +203,8 @@ def _anatomy(rec: RunRecord) -> Section:
     def peak(value: float | None, text: str, unit) -> str:
         return f"{unit(value)} ({text})" if value else f"unknown: {text}"
 
-    facts = (Fact("Bytes and FLOPs", source), Fact("Device", p.device),
+    first = Fact("Anatomy", OFF) if not rec.settings.anatomy else Fact("Bytes and FLOPs", source)
+    facts = (first, Fact("Device", p.device),
              Fact("Peak memory bandwidth", peak(p.bandwidth_bytes_s.value, p.bandwidth_bytes_s.source, fmt.gb_s)),
              Fact("Peak FLOP/s", peak(p.flops.value, p.flops.source, fmt.flops)))
     return Section("Step anatomy", facts)

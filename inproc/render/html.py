@@ -10,6 +10,7 @@ import math
 import re
 
 from inproc import types as st
+from inproc.measure.anatomy import OFF
 from inproc.render import fmt
 from inproc.render.charts import decode_chart, prefill_chart, step_panels, telemetry_panels
 from inproc.render.definitions import shown_definitions
@@ -121,6 +122,8 @@ def _decode(rec: RunRecord, rows: list[Measurement], grid: Grid) -> str:
 
 
 def _steps(rec: RunRecord) -> str:
+    if not rec.settings.anatomy:
+        return f"<h2>Step anatomy</h2><p>{t(OFF[0].upper() + OFF[1:])}.</p>"
     panels = step_panels(rec)
     if not panels:
         return ""

@@ -70,7 +70,8 @@ def measure_decode(driver: Driver, sampling: EntrySampling, prompts: PromptFacto
     except Exception as e:  # noqa: BLE001
         failed = derive.unmeasured_entry(cell, s.prompt_mode, reproduce, derive.error_verdict(e), repr(e))
         raise EntryFailed(e, failed) from e
-    return derive.decode_entry(cell, s.prompt_mode, reproduce, trace, sampling.trace, capacity, plan.loops, peaks)
+    return derive.decode_entry(cell, s.prompt_mode, reproduce, trace, sampling.trace, capacity, plan.loops, peaks,
+                               s.anatomy)
 
 
 def warm_up(driver: Driver, engine: Engine, prompts: PromptFactory, batch: int) -> float:
@@ -96,6 +97,8 @@ def reproduce_command(profile_path: str, overrides: tuple[str, ...], plan: RunPl
              "--temperature", f"{s.temperature:g}", "--seed", str(plan.seed)]
     if s.window_steps:
         parts += ["--window-steps", str(s.window_steps)]
+    if not s.anatomy:
+        parts += ["--anatomy", "off"]
     for item in overrides:
         parts += ["--set", item]
     return shlex.join(parts)

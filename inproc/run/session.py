@@ -170,7 +170,7 @@ def run_matrix(profile: Profile, settings: MatrixSettings, *, out: str | None, s
     """
     sink = progress if progress is not None else QuietSink()
     old, out, seed, shard = _checked_start(profile, settings, out, seed, resume, force, shard)
-    launch = debug_launch(profile, debug)  # checks CUDA where a debug flag needs it
+    launch = dataclasses.replace(debug_launch(profile, debug), anatomy=settings.anatomy)  # checks CUDA where a debug flag needs it
     telemetry = open_telemetry(hz=telemetry_hz) if telemetry_hz else None  # checks the rate first
     engine = runner = None
     try:

@@ -6,8 +6,6 @@ import pytest
 
 from inproc.measure import anatomy as an
 from inproc.measure.metrics import Window
-from inproc.measure.peaks import DENSE_TFLOPS, compute_dtype, gpu_peaks, host_peaks, run_peaks
-from inproc.types import EngineSettings
 from inproc.measure.steps import StepRecorder, StepTrace
 from inproc.types import GRAPH_MODES, BatchShape, ForwardStats, StepResult
 
@@ -78,18 +76,3 @@ def test_recorder_files_a_lagged_forward_under_the_step_that_formed_it():
     assert s.read_bytes[0] == 2.0 and np.isnan(s.read_bytes[1]) and s.schedule_s[1] == 0.5
 
 
-def test_peaks_from_nvml_and_the_table():
-    dev = {"name": "NVIDIA H200", "memory_bus_width_bits": 6144, "max_mem_clock_mhz": 3201}
-    p = gpu_peaks(dev, "bf16")
-    assert p.bandwidth_bytes_s.value == pytest.approx(6144 / 8 * 3201e6 * 2)  # 4.92 TB/s
-    assert p.flops.value == pytest.approx(DENSE_TFLOPS["NVIDIA H200"]["bf16"] * 1e12)
-    nvl = gpu_peaks({**dev, "name": "NVIDIA H200 NVL"}, "fp8")
-    assert nvl.flops.value == pytest.approx(1670.5e12)  # the longer name wins
-    unknown = gpu_peaks({"name": "NVIDIA RTX PRO 6000 Blackwell Server Edition"}, "bf16")
-    assert unknown.bandwidth_bytes_s.value is None and "bus width" in unknown.bandwidth_bytes_s.source
-    assert unknown.flops.value is None and "no dense FLOP/s entry" in unknown.flops.source
-    assert compute_dtype(EngineSettings(dtype="bfloat16", quantization="fp8")) == "fp8"
-    assert compute_dtype(EngineSettings(dtype="bfloat16", quantization=None)) == "bf16"
-    host = host_peaks({"model": "x", "copy_bandwidth_bytes_s": 2e10, "copy_bandwidth_method": "measured"})
-    assert host.bandwidth_bytes_s.value == 2e10 and host.flops.value is None
-    assert run_peaks([], {"model": "x"}, EngineSettings()).bandwidth_bytes_s.value is None

@@ -75,8 +75,9 @@ class SglangEngine:
         # figure the tokens streamed through step() must add up to.
         self.output_lengths: dict[str, int | None] = {}
         self._wire()
-        self._loop = EventLoop(self._sched, forward_cost(self._sched, server_args.cuda_graph_backend_decode),
-                               overlap=bool(self._sched.enable_overlap))
+        # The anatomy's per-batch accounting is inproc's own here (SGLang turns nothing on for it).
+        cost = forward_cost(self._sched, server_args.cuda_graph_backend_decode) if spec.anatomy else None
+        self._loop = EventLoop(self._sched, cost, overlap=bool(self._sched.enable_overlap))
         self.info = read_info(self._sched, server_args, spec.model, self._loop.name)
 
     # -- wiring -------------------------------------------------------------

@@ -50,7 +50,7 @@ class EventLoop:
     """Runs one iteration per :meth:`iterate`; ``step`` counts iterations."""
 
     scheduler: object
-    cost: ForwardCost
+    cost: ForwardCost | None  # None: --anatomy off, no batch shapes or forward estimates
     overlap: bool
     step: int = 0
     _pending: deque = field(default_factory=deque)
@@ -78,7 +78,7 @@ class EventLoop:
         s.cur_batch_for_debug = batch
         it.schedule_s = time.perf_counter() - t0
         t1 = time.perf_counter()
-        it.batch, it.shape = batch, batch_shape(batch) if batch else None
+        it.batch, it.shape = batch, batch_shape(batch) if batch and self.cost is not None else None
         it.queues = sample_queues(s, batch, was_running)
         it.probe_s += time.perf_counter() - t1
         (self._overlap if self.overlap else self._normal)(s, batch, it)
@@ -121,7 +121,8 @@ class EventLoop:
 
     def _launched(self, batch, it: Iteration, result) -> None:
         t = time.perf_counter()
-        forward = self.cost.forward(batch, it.shape, bool(getattr(result, "can_run_cuda_graph", False)))
+        forward = None if self.cost is None else \
+            self.cost.forward(batch, it.shape, bool(getattr(result, "can_run_cuda_graph", False)))
         self._pending.append(_Pending(self.step, forward))
         it.probe_s += time.perf_counter() - t
 

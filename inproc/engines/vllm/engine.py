@@ -33,7 +33,7 @@ NEEDED_SCHEDULER_INTERNALS = ("schedule", "update_from_output", "running", "wait
 class VllmEngine:
     """An in-process vLLM ``LLMEngine`` behind the :class:`~inproc.engines.base.Engine` interface."""
 
-    def __init__(self, llm_engine, model: str, graph_memory_bytes: int | None = None) -> None:
+    def __init__(self, llm_engine, model: str, graph_memory_bytes: int | None = None, anatomy: bool = True) -> None:
         import vllm
 
         from inproc.engines.vllm import ADAPTER
@@ -46,7 +46,7 @@ class VllmEngine:
         self._scheduler = need(self._core, "scheduler")
         for internal in NEEDED_SCHEDULER_INTERNALS:
             need(self._scheduler, internal)
-        self._probe = SchedulerProbe(self._scheduler)
+        self._probe = SchedulerProbe(self._scheduler, shapes=anatomy)
         self.info = read_info(llm_engine, self._scheduler, model, graph_memory_bytes)
 
     # -- Engine interface --------------------------------------------------
@@ -107,7 +107,10 @@ class VllmEngine:
 
     def counters(self) -> dict[str, int]:
         c = self._probe.counters
-        out = {"prefix_queries": c.prefix_queries, "prefix_hits": c.prefix_hits, "generation_tokens": c.generation_tokens}
+        out = {"generation_tokens": c.generation_tokens}
+        if not self._engine.log_stats:
+            return out  # the rest come from vLLM's SchedulerStats, made only with stat logging on
+        out.update(prefix_queries=c.prefix_queries, prefix_hits=c.prefix_hits)
         if self.info.settings.speculative_method:
             out.update(spec_drafts=c.spec_drafts, spec_draft_tokens=c.spec_draft_tokens, spec_accepted_tokens=c.spec_accepted_tokens)
         return out
@@ -141,9 +144,10 @@ def build_vllm_engine(launch: LaunchSpec) -> VllmEngine:
 
     engine_args = parse_profile(launch.model, dict(launch.engine_args))
     check_head(engine_args)
-    engine_args.disable_log_stats = False  # per-step scheduler stats feed the probe
-    engine_args.cudagraph_metrics = True  # each batch's CUDAGraphStat (mode, padding)
-    engine_args.enable_mfu_metrics = True  # each batch's PerfStats (FLOPs, bytes per GPU)
+    if launch.anatomy:  # --anatomy off: the three stay as the profile's arguments (vLLM's defaults) set them
+        engine_args.disable_log_stats = False  # per-step scheduler stats feed the probe
+        engine_args.cudagraph_metrics = True  # each batch's CUDAGraphStat (mode, padding)
+        engine_args.enable_mfu_metrics = True  # each batch's PerfStats (FLOPs, bytes per GPU)
     from vllm.v1.engine.llm_engine import LLMEngine
 
     try:
@@ -152,4 +156,4 @@ def build_vllm_engine(launch: LaunchSpec) -> VllmEngine:
     except (ValueError, RuntimeError, OSError) as e:
         # One line, pydantic's field errors included (a Ray profile on a CPU gets vLLM's refusal here).
         raise EngineBuildError(f"vLLM could not build the engine: {one_line(str(e)) or type(e).__name__}") from e
-    return VllmEngine(llm_engine, launch.model, graphs.bytes)
+    return VllmEngine(llm_engine, launch.model, graphs.bytes, anatomy=launch.anatomy)

@@ -35,8 +35,9 @@ class EngineCounters:
 class SchedulerProbe:
     """Wraps one scheduler instance; :meth:`begin` before each step, then read the fields."""
 
-    def __init__(self, scheduler) -> None:
+    def __init__(self, scheduler, shapes: bool = True) -> None:
         self.sched = scheduler
+        self.shapes = shapes  # read each batch's shape (per-request Python; off with --anatomy off)
         self.counters = EngineCounters()
         self.step = 0  # adapter steps begun so far
         self.begin()
@@ -83,7 +84,7 @@ class SchedulerProbe:
         self.num_waiting = len(sched.waiting)
         self.num_scheduled_tokens = int(out.total_num_scheduled_tokens)
         self.num_preempted = len(out.preempted_req_ids or ())
-        self.batch = batch_shape(out, sched.requests)
+        self.batch = batch_shape(out, sched.requests) if self.shapes else None
         setattr(out, _TAG, self.step)
 
     def _returned(self, scheduler_output, outputs) -> None:

@@ -75,3 +75,38 @@ def test_a_cell_that_preempts_says_so(vllm_engine, driver, prompts):
     assert entry.figures.preemptions == an.preemptions(trace.steps, m.window(trace)) > 0
     assert entry.status == st.QUEUED
     assert f"KV cache preemption ({entry.figures.preemptions} preemptions in the window)" in entry.reason
+
+
+@pytest.fixture(scope="module")
+def bare_vllm_engine():
+    """The default profile's engine built with ``--anatomy off`` and the profile's stat logging off."""
+    import dataclasses
+
+    from inproc import engines
+    from inproc.profiles.spec import load_profile
+    from tests.conftest import DEFAULT_PROFILES
+
+    profile = load_profile(DEFAULT_PROFILES["vllm"]).with_overrides(("disable-log-stats=true",))
+    engine = engines.build_engine(dataclasses.replace(profile.launch, anatomy=False))
+    yield engine
+    engine.shutdown()
+
+
+def test_anatomy_off_builds_vllm_as_its_arguments_say(vllm_engine, bare_vllm_engine):
+    on, off = vllm_engine, bare_vllm_engine
+    for engine, flag in ((on, True), (off, False)):
+        obs = engine._engine.vllm_config.observability_config
+        assert obs.cudagraph_metrics is flag and obs.enable_mfu_metrics is flag
+        assert (engine._scheduler.perf_metrics is not None) is flag
+        assert engine._engine.log_stats is flag  # on: forced on; off: the profile's --disable-log-stats kept
+    # Counters vLLM reports only through its SchedulerStats are absent, not zero.
+    assert {"prefix_queries", "prefix_hits"} <= set(on.counters()) and set(off.counters()) == {"generation_tokens"}
+    info = off.info
+    trace = Driver(off).decode_cell(CellPrompts(PromptFactory(info.vocab_size, 5, info.special_token_ids), 256, 3,
+                                                "distinct", 16), DecodeSettings(3, 1.0, 64))
+    s, w = trace.steps, m.window(trace)
+    assert m.output_tokens(trace, w) > 0 and (s.num_running[w.first_step:w.last_step + 1] == 3).all()
+    assert (s.num_prefill_reqs == -1).all() and np.isnan(s.read_bytes).all() and (s.graph_mode == -1).all()
+    entry = derive.decode_entry(CellPlan(256, 3, 64, None), "distinct", "", trace, None, info.capacity, LoopSettings(),
+                                anatomy=False)
+    assert entry.figures.anatomy is None and entry.figures.total_tok_s > 0
