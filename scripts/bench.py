@@ -15,6 +15,8 @@
   compare    inproc compare's own rates: false positives on saved same-build runs, detection
              of a slowdown planted for real on this CPU (scripts/bench_compare.py; its
              flags: scripts/bench.py compare --help).
+  history    compact baselines and history: sizes against the runs, 30 nights read, and a planted
+             slowdown found by inproc history (scripts/bench_history.py; its own flags).
 
   record     the results file: bytes per output token, bytes written while saving, and the
              report time of a synthetic 58-cell GPU-sized record (scripts/bench_record.py).
@@ -166,7 +168,7 @@ def overhead() -> None:
 
 
 #: Subcommand -> its module in scripts/, whose ``main(argv)`` returns the exit status.
-SUBCOMMANDS = {"anatomy": "bench_anatomy", "compare": "bench_compare", "record": "bench_record"}
+SUBCOMMANDS = {"anatomy": "bench_anatomy", "compare": "bench_compare", "record": "bench_record", "history": "bench_history"}
 
 
 if __name__ == "__main__":

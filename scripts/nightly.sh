@@ -10,6 +10,10 @@
 #       RUNS runs (each with its own prompt seed) -> OUTDIR/baseline-run-N.json, folded into BASELINE.
 #   scripts/nightly.sh compare BASELINE NEW OUTDIR
 #       Only the compare and the reports of "run", for a run made already.
+#   scripts/nightly.sh history RUN STORE OUTDIR
+#       Adds RUN's small summary to the folder STORE (one per night) and runs inproc history
+#       over it -> OUTDIR/history.{txt,md,html}. Exit code: history's (1: the newest night
+#       starts a regression; 0 also for the store's first night, which has nothing to judge).
 #   scripts/nightly.sh cpu [OUTDIR]
 #       The CPU variant (scripts/test.sh runs it): a baseline of one tiny run of the default CPU
 #       profile, a second run compared against it (each run is mostly the engine's 20-30 s start,
@@ -45,6 +49,24 @@ compare_and_report() {  # BASELINE NEW OUTDIR -> compare's exit code
   "${inproc[@]}" compare "${args[@]}" --format text -o "$out/compare.txt" 2>/dev/null || true
   cat "$out/compare.txt"
   summary <"$out/compare.md"
+  return "$rc"
+}
+
+history_and_report() {  # RUN STORE OUTDIR -> history's exit code
+  local run="$1" store="$2" out="$3" rc=0
+  local args=("$store" "$run" --store "$store" --threshold "$threshold")
+  compgen -G "$store/*.json" >/dev/null || args=("$run" --store "$store" --threshold "$threshold")  # the first night
+  "${inproc[@]}" history "${args[@]}" --format md -o "$out/history.md" --html "$out/history.html" \
+    2>"$out/history.err" >"$out/history.txt" || rc=$?
+  if [[ $rc -ne 0 && $rc -ne 1 ]]; then
+    cat "$out/history.err" >&2
+    printf '## inproc history: could not read the history\n\n```\n%s\n```\n' "$(cat "$out/history.err")" | summary
+    return "$rc"
+  fi
+  [[ -s "$out/history.md" ]] || return "$rc"  # the first night: stored, nothing to judge yet
+  "${inproc[@]}" history "$store" --threshold "$threshold" -o "$out/history.txt" 2>/dev/null || true
+  cat "$out/history.txt"
+  summary <"$out/history.md"
   return "$rc"
 }
 
@@ -88,6 +110,10 @@ cmd_cpu() {  # [OUTDIR]
     [[ -s "$out/$f" ]] || { echo "nightly cpu: $out/$f was not written" >&2; return 1; }
   done
   grep -q '"kind": "inproc-compare"' "$out/compare.json" || { echo "nightly cpu: $out/compare.json is not a comparison" >&2; return 1; }
+  local hrc=0  # two nights in a fresh store: the baseline's run, then the new one
+  history_and_report "$out/baseline-run-1.json" "$out/history" "$out" >/dev/null || hrc=$?
+  history_and_report "$out/run.json" "$out/history" "$out" || hrc=$?
+  [[ $hrc -le 1 && -s "$out/history.md" && -s "$out/history.html" ]] || { echo "nightly cpu: inproc history failed (exit $hrc)" >&2; return 1; }
   echo "nightly cpu: the nightly's commands work (compare exit $rc); reports in $out"
 }
 
@@ -95,6 +121,7 @@ case "${1:-}" in
   run) shift; [[ $# -ge 3 ]] || { echo "usage: $0 run PROFILE BASELINE OUTDIR [run flags...]" >&2; exit 2; }; cmd_run "$@" ;;
   baseline) shift; [[ $# -ge 4 ]] || { echo "usage: $0 baseline PROFILE RUNS BASELINE OUTDIR [run flags...]" >&2; exit 2; }; cmd_baseline "$@" ;;
   compare) shift; [[ $# -eq 3 ]] || { echo "usage: $0 compare BASELINE NEW OUTDIR" >&2; exit 2; }; mkdir -p "$3"; compare_and_report "$@" ;;
+  history) shift; [[ $# -eq 3 ]] || { echo "usage: $0 history RUN STORE OUTDIR" >&2; exit 2; }; mkdir -p "$3"; history_and_report "$@" ;;
   cpu) shift; cmd_cpu "$@" ;;
-  *) echo "usage: $0 run|baseline|compare|cpu ... (see the comment at the top of $0)" >&2; exit 2 ;;
+  *) echo "usage: $0 run|baseline|compare|history|cpu ... (see the comment at the top of $0)" >&2; exit 2 ;;
 esac

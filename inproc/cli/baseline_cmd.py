@@ -6,6 +6,7 @@ from pathlib import Path
 import click
 
 from inproc.compare.keys import check_allow_keys, check_one_profile
+from inproc.compare.samples import SubWindowing
 from inproc.errors import UsageError
 from inproc.record.baseline import load_runs, write_baseline
 
@@ -17,7 +18,7 @@ from inproc.record.baseline import load_runs, write_baseline
 @click.option("--allow-different", "allow", multiple=True, metavar="KEY",
               help="Fold runs although KEY differs between them (repeatable), as for 'inproc compare'.")
 def baseline(run_paths, output, force, allow) -> None:
-    """Fold RUN files (results files, or baselines) into one baseline that keeps every run whole.
+    """Fold RUN files (results files, or baselines) into one compact baseline: per run its figures, sub-window samples and step anatomy.
 
     Compared against a baseline of several runs, a new run is judged by the spread between
     runs; give runs made on different occasions (each 'inproc run' picks its own prompt seed).
@@ -39,5 +40,5 @@ def baseline(run_paths, output, force, allow) -> None:
                              "Give each run once.")
         seen[ident] = label
     check_one_profile(runs, labels, allow, "The baseline")
-    write_baseline(out, runs, labels)
+    write_baseline(out, runs, labels, SubWindowing())
     click.echo(f"baseline: {output} ({len(runs)} run{'s' if len(runs) > 1 else ''} of {runs[0].profile.name})", err=True)

@@ -21,7 +21,8 @@ from inproc.compare.verdicts import CompareSettings, compare_runs
 from inproc.errors import UsageError
 from inproc.record.baseline import RunSet, load_runs
 from inproc.record.io import write_text_atomic
-from inproc.render.compare import render_compare_json, render_compare_markdown, render_compare_text
+from inproc.history.explain import explain
+from inproc.render.compare import render_compare_json, render_compare_markdown, render_compare_text, render_diagnoses
 from inproc.render.side_by_side import (render_side_by_side_json, render_side_by_side_markdown,
                                         render_side_by_side_text)
 
@@ -94,6 +95,18 @@ def check_output(output: str, inputs: tuple[str, ...]) -> None:
         raise UsageError(f"-o {output!r} is a results or baseline file, not a report. Give another path.")
 
 
+def with_diagnoses(text: str, diagnoses: str, fmt: str) -> str:
+    """The report with the diagnosis section: after the rows (text), after the changes (md), in the document (json).
+
+    The verdict stays the last line of the text report and the first of the Markdown one.
+    """
+    if fmt == "json":
+        return json.dumps({**json.loads(text), **json.loads(diagnoses)}, indent=1) + "\n"
+    mark = {"md": "<details>", "text": "\nMarks: "}[fmt]
+    head, found, tail = text.partition(mark)
+    return head + diagnoses + found + tail if found else text + diagnoses
+
+
 @click.command()
 @click.argument("baseline_path", metavar="BASELINE")
 @click.argument("new_path", metavar="NEW")
@@ -127,7 +140,7 @@ def compare(baseline_path, new_path, threshold, metrics, fmt, allow, sub_window,
         text = SIDE_BY_SIDE[fmt](result)
     else:
         result = compare_runs(base.runs, new.runs, settings, baseline_path, new_path)
-        text = RENDERERS[fmt](result)
+        text = with_diagnoses(RENDERERS[fmt](result), render_diagnoses(explain(base.runs, new.runs, result), fmt), fmt)
     if output:
         write_text_atomic(output, text)
         click.echo(f"compare: {output}", err=True)

@@ -9,6 +9,7 @@ from inproc import __version__
 from inproc.cli.baseline_cmd import baseline
 from inproc.cli.cell_cmd import cell
 from inproc.cli.compare_cmd import compare
+from inproc.cli.history_cmd import history
 from inproc.cli.merge_cmd import merge
 from inproc.cli.profile_cmd import profile
 from inproc.cli.report_cmd import report
@@ -35,6 +36,7 @@ cli.add_command(sweep)
 cli.add_command(worker)
 cli.add_command(compare)
 cli.add_command(baseline)
+cli.add_command(history)
 
 
 def main(argv: list[str] | None = None) -> None:

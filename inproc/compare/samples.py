@@ -19,7 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from inproc.compare.stats import PooledMedian, PooledRate, Resampled, RunSpread
+from inproc.errors import UsageError
 from inproc.measure import metrics as m
+from inproc.record.compact import CellSamples
 from inproc.record.schema import DecodeEntry
 
 #: Sub-windows are 1 s long, or a tenth of the window when it is shorter than 10 s, so a
@@ -104,6 +106,8 @@ def _tbt_units(entry: DecodeEntry, w: m.Window, subs: list[m.Window]) -> list[np
 
 def sample(entry: DecodeEntry, metric: str, cutting: SubWindowing) -> Resampled | None:
     """The cell's sample of ``metric``, or None when the cell has none (no window, no gaps, no first token)."""
+    if entry.trace is None and entry.summary is not None and entry.summary.samples is not None:
+        return _stored(entry.summary.samples, metric, cutting)
     w = m.window(entry.trace) if entry.trace is not None else None
     if w is None:
         return None
@@ -116,6 +120,23 @@ def sample(entry: DecodeEntry, metric: str, cutting: SubWindowing) -> Resampled 
     elif metric == "ttft":
         reqs = sorted(entry.trace.requests, key=lambda r: r.submit_s)
         units = [np.array([v]) for v in (m.ttft_s(entry.trace, r) for r in reqs) if v is not None]
+    else:
+        raise ValueError(f"unknown metric {metric!r}")
+    return PooledMedian.of(units) if any(len(u) for u in units) else None
+
+
+def _stored(s: CellSamples, metric: str, cutting: SubWindowing) -> Resampled | None:
+    """The sample of a compact cell (a baseline or history entry keeps these instead of its trace)."""
+    stored = SubWindowing(s.sub_s, s.sub_steps)
+    if metric in ("tok_s", "tbt") and cutting != SubWindowing() and cutting != stored:
+        raise UsageError(f"A compact baseline keeps {stored.describe(float(s.sub_seconds.sum()))} only; compare "
+                         "without --sub-window, or make the baseline again from its run files.")
+    if metric == "tok_s":
+        return PooledRate(s.sub_tokens.astype(float), s.sub_seconds)
+    if metric == "tbt":
+        units = s.gaps_by_unit()
+    elif metric == "ttft":
+        units = [np.array([v]) for v in s.ttft_s]
     else:
         raise ValueError(f"unknown metric {metric!r}")
     return PooledMedian.of(units) if any(len(u) for u in units) else None

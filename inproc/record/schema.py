@@ -18,6 +18,7 @@ from inproc.measure.peaks import Peaks, run_peaks
 from inproc.measure.trace import CellTrace
 from inproc.plan.capacity import CapacityCheck
 from inproc.plan.settings import MatrixSettings
+from inproc.record.compact import CellSummary
 from inproc.telemetry.window import WindowTelemetry
 from inproc.types import Capacity, EngineSettings, Placement
 from inproc.units import cell_key
@@ -174,6 +175,14 @@ class DecodeEntry(_Judged):
     telemetry: WindowTelemetry | None = None
     error: str | None = None
     reproduce: str = ""  # the `inproc cell` command that measures this cell again
+    summary: CellSummary | None = None  # compact form, read from a baseline or history entry (then trace is None)
+
+    @property
+    def throttled(self) -> str:
+        """The throttle check's reason when it failed; a compact cell keeps it in its summary."""
+        if self.telemetry is None and self.summary is not None:
+            return self.summary.throttled
+        return self.telemetry.throttled if self.telemetry else ""
 
     @property
     def key(self) -> str:

@@ -171,3 +171,23 @@ def render_compare_json(c: Comparison) -> str:
            "geomeans": [asdict(g) for g in c.geomeans], "regressions": [f"{r.key} {r.metric}" if r.verdict == SLOWER else r.key for r in c.regressions],
            "summary": summary_line(c), "exit_code": c.exit_code}
     return json.dumps(doc, indent=1) + "\n"
+
+
+def render_diagnoses(explained, fmt: str) -> str:
+    """What changed in the steps of each slower or faster row (``inproc.history.explain``): a section after the rows.
+
+    text and md: one line per row; json: ``{"diagnoses": [{"cell", "metric", "diagnosis"}]}``
+    to merge into the comparison's document. Empty when no row is slower or faster.
+    """
+    from inproc.render.history import cell_text, step_text
+
+    if fmt == "json":
+        return json.dumps({"diagnoses": [{"cell": e.row.key, "metric": e.row.metric, "diagnosis": e.diagnosis}
+                                         for e in explained]})
+    if not explained:
+        return ""
+    lines = [f"{cell_text((e.row.context, e.row.concurrency))} {step_text(e.row.metric, e.row.estimate)}: {e.diagnosis}."
+             for e in explained]
+    if fmt == "md":
+        return "### What changed in the steps\n\n" + "".join(f"- {_md_escape(x)}\n" for x in lines) + "\n"
+    return "\nWhat changed in the steps:\n" + "".join(f"  {x}\n" for x in lines)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from dataclasses import replace
 
 import pytest
@@ -71,8 +72,10 @@ def test_a_baseline_of_runs_is_compared_by_the_spread_between_runs(tmp_path):
     made = inproc("baseline", RUN1, RUN2, RUN3, "-o", str(base))
     assert made.returncode == 0 and made.stderr.strip() == f"baseline: {base} (3 runs of cpu-vllm-tiny-llama)"
     raw = json.loads(base.read_text())
-    assert raw["kind"] == "inproc-baseline" and raw["baseline_version"] == 1 and raw["sources"] == [RUN1, RUN2, RUN3]
-    assert [r["schema_version"] for r in raw["runs"]] == [SCHEMA_VERSION] * 3 and raw["runs"][0]["decode"][0]["trace"]
+    assert raw["kind"] == "inproc-baseline" and raw["baseline_version"] == 2 and raw["sources"] == [RUN1, RUN2, RUN3]
+    assert [r["run"]["schema_version"] for r in raw["runs"]] == [SCHEMA_VERSION] * 3
+    assert raw["runs"][0]["run"]["decode"][0]["trace"] is None and raw["runs"][0]["cells"]  # compact: no raw records
+    assert base.stat().st_size < sum(Path(r).stat().st_size for r in (RUN1, RUN2, RUN3)) / 2
     p = inproc("compare", str(base), HOG, "--format", "json")
     doc = json.loads(p.stdout)
     assert p.returncode == 1 and doc["baseline"]["runs"] == 3
@@ -120,8 +123,8 @@ def test_a_newer_schema_is_refused(tmp_path, what):
         raw["schema_version"] = SCHEMA_VERSION + 1
         needle = f"schema_version {SCHEMA_VERSION + 1} is newer than this inproc reads"
     else:
-        raw = {"kind": "inproc-baseline", "baseline_version": 2, "runs": [raw]}
-        needle = "baseline_version 2 is newer than this inproc reads"
+        raw = {"kind": "inproc-baseline", "baseline_version": 3, "runs": [raw]}
+        needle = "baseline_version 3 is newer than this inproc reads"
     path.write_text(json.dumps(raw))
     for args in ((str(path), RUN1), (RUN1, str(path))):
         one_line_error(inproc("compare", *args), needle)

@@ -1,0 +1,183 @@
+"""inproc history on real CPU runs: the slow night is found and diagnosed, same-build nights are quiet.
+
+Fixtures: ``tests/fixtures/compare/run-1..3.json`` (the same build on an idle machine) and
+``hog.json`` (two CPU hogs competing with the engine), read as results files; and
+``tests/fixtures/history/`` (compact summaries of seven nights, see its README).
+"""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from inproc.compare.verdicts import SLOWER
+from inproc.history.build import build_history
+from inproc.history.nights import read_nights
+from inproc.history.series import Point, change_points
+from inproc.record.summarize import anatomy_of
+from tests.cli.test_cli import inproc
+from tests.cli.test_compare_cli import one_line_error
+from tests.conftest import FIXTURES
+
+RUNS = [str(FIXTURES / "compare" / f"run-{i}.json") for i in (1, 2, 3)]
+HOG = str(FIXTURES / "compare" / "hog.json")
+
+
+def test_same_build_nights_give_no_change_and_exit_0():
+    h = build_history(read_nights(RUNS))
+    assert h.changes == () and h.exit_code == 0
+    for n in h.nights:  # a night's point is the figure its own report shows
+        for e in n.record.decode:
+            point = h.series[((e.context, e.concurrency), "tok_s")][h.nights.index(n)]
+            assert point.figure == pytest.approx(e.figures.total_tok_s, rel=1e-9)
+
+
+def test_the_slow_newest_night_is_found_and_its_steps_named():
+    h = build_history(read_nights([HOG, *RUNS]))  # given out of order: sorted by the runs' dates
+    assert [n.label for n in h.nights] == ["run-1", "run-2", "run-3", "hog"] and h.exit_code == 1
+    slow = [c for c in h.regressions if c.metric == "tok_s"]
+    assert {c.cell for c in slow} == {(256, 1), (256, 4), (1024, 1), (1024, 4)}
+    for c in slow:
+        assert c.newest and c.verdict == SLOWER and c.night == 3 and c.before == (0, 1, 2)
+        assert c.estimate.ratio < 0.5 and c.estimate.interval.high < 1
+        # the hogs took the engine's cores: each step took longer, and that explains the change
+        base = [anatomy_of(e, n.record.capacity) for n in h.nights[:3] for e in n.record.decode
+                if (e.context, e.concurrency) == c.cell]
+        new = next(anatomy_of(e, h.nights[3].record.capacity) for e in h.nights[3].record.decode
+                   if (e.context, e.concurrency) == c.cell)
+        assert new.step_s > 2 * max(a.step_s for a in base)
+        assert c.diagnosis.startswith("step time +"), c.diagnosis
+        assert "engine process CPU" in c.diagnosis
+
+
+def test_change_points_need_a_level_shift_beyond_the_noise():
+    flat = [100, 103, 98, 101, 99, 102, 97]
+    assert change_points([Point(i, v, "Valid") for i, v in enumerate(flat)]) == []
+    step = [100, 103, 98, 101, 80, 82, 79]
+    assert change_points([Point(i, v, "Valid") for i, v in enumerate(step)]) == [4]
+    gaps = [Point(0, 100, "Valid"), Point(1, None, "Error"), *(Point(i, v, "Valid") for i, v in
+                                                              zip(range(2, 7), (101, 99, 70, 71, 69)))]
+    assert change_points(gaps) == [4]  # a night without a figure is skipped, not a level
+
+
+def test_cli_writes_markdown_html_and_a_store_that_reads_back_the_same(tmp_path):
+    store, md, page = tmp_path / "store", tmp_path / "history.md", tmp_path / "trend.html"
+    p = inproc("history", *RUNS, HOG, "--format", "md", "-o", str(md), "--html", str(page), "--store", str(store))
+    assert p.returncode == 1, p.stderr
+    text = md.read_text()
+    assert "**Regression: hog starts a regression in 4 cell(s)" in text
+    assert "- 256 x 1 Total tok/s −" in text and "at the newest night, hog (vllm 0.32.0), slower against the 3 nights" in text
+    html = page.read_text()
+    assert html.count("<svg") == 3 and "://" not in html and "<script" not in html and "<link" not in html
+    stored = sorted(x.name for x in store.iterdir())
+    assert stored == ["hog.summary.json", "run-1.summary.json", "run-2.summary.json", "run-3.summary.json"]
+    assert sum(x.stat().st_size for x in store.iterdir()) < sum((FIXTURES / "compare" / n).stat().st_size
+                                                                 for n in ("run-1.json", "run-2.json", "run-3.json", "hog.json")) / 2
+    again = inproc("history", str(store), "--format", "md")
+    assert again.returncode == 1 and again.stdout == text  # the store gives the same history as the run files
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["no/such/night.json", RUNS[0]], "No file or folder at 'no/such/night.json'"),
+    ([RUNS[0]], "A history needs at least 2 nights; got 1"),
+    ([RUNS[0], str(FIXTURES / "cpu-vllm-small.json")], "are not comparable"),
+    ([*RUNS, "--threshold", "5"], "Bad --threshold '5'"),
+    ([*RUNS, "--metric", "tok"], "Unknown --metric 'tok'"),
+])
+def test_bad_input_exits_2_with_one_line_and_writes_nothing(tmp_path, args, needle):
+    out, page, store = tmp_path / "h.md", tmp_path / "h.html", tmp_path / "store"
+    keep = [] if len(args) == 1 else ["--store", str(store)]  # one night with --store is the store's first night
+    one_line_error(inproc("history", *args, "-o", str(out), "--html", str(page), *keep), needle)
+    assert not out.exists() and not page.exists() and not store.exists()
+
+
+def test_a_baseline_or_an_empty_folder_is_not_a_night(tmp_path):
+    base = tmp_path / "b.json"
+    assert inproc("baseline", *RUNS, "-o", str(base)).returncode == 0
+    one_line_error(inproc("history", str(base), RUNS[0]), "a baseline, not one night")
+    (tmp_path / "empty").mkdir()
+    one_line_error(inproc("history", str(tmp_path / "empty")), "No .json files in folder")
+
+
+def test_compare_shows_what_changed_in_the_steps():
+    p = inproc("compare", RUNS[0], HOG)
+    assert p.returncode == 1
+    section = p.stdout.split("What changed in the steps:")[1]
+    assert "256 x 1 Total tok/s −" in section and "step time +" in section
+    doc = json.loads(inproc("compare", RUNS[0], HOG, "--format", "json").stdout)
+    slower = {(r["cell"], r["metric"]) for r in doc["rows"] if r["verdict"] == "slower"}
+    assert {(d["cell"], d["metric"]) for d in doc["diagnoses"]} >= slower and slower
+
+
+NIGHTS = str(FIXTURES / "history")
+
+
+def test_a_planted_slowdown_inside_the_series_is_found_at_its_night():
+    h = build_history(read_nights([NIGHTS]))
+    assert [n.label for n in h.nights] == [f"night-{i}" for i in range(1, 8)]
+    found = [c for c in h.changes if c.cell == (256, 1) and c.metric == "tok_s"]
+    assert len(found) == 1 and not found[0].newest and found[0].verdict == SLOWER
+    c = found[0]
+    assert h.nights[c.night].label == "night-5" and c.after == (4, 5, 6)  # nights 5-7 bound to one core
+    assert c.record_changes == ("profile.env.VLLM_CPU_OMP_THREADS_BIND (auto vs 0)",)
+    assert c.diagnosis.startswith("forward time per step +") and "host share unchanged" in c.diagnosis
+    figures = [p.figure for p in h.series[((256, 1), "tok_s")]]
+    assert max(figures[4:]) < min(figures[:4])  # every bound night is below every default night
+    assert h.exit_code == 0  # night 7 continues the slow level; night 5 started it
+
+
+def test_the_store_of_summaries_is_what_the_run_files_were():
+    rec = read_nights([NIGHTS])[0].record
+    e = rec.decode[0]
+    assert e.trace is None and e.summary is not None and e.status == "Valid"
+    assert e.summary.samples.sub_tokens.sum() == e.summary.anatomy.output_tokens
+    assert e.summary.samples.sub_tokens.sum() / e.summary.samples.sub_seconds.sum() == pytest.approx(e.summary.total_tok_s)
+
+
+def test_a_compact_baseline_judges_as_its_runs_did_and_an_old_one_still_loads(tmp_path):
+    from inproc.compare.verdicts import compare_runs
+    from inproc.record.baseline import load_runs
+    from inproc.record.io import BASELINE_KIND, load_results, to_json
+
+    compact, old = tmp_path / "compact.json", tmp_path / "v1.json"
+    assert inproc("baseline", *RUNS, "-o", str(compact)).returncode == 0
+    runs = [load_results(r) for r in RUNS]
+    old.write_text(json.dumps({"kind": BASELINE_KIND, "baseline_version": 1, "sources": RUNS,
+                               "runs": [to_json(r) for r in runs]}))
+    hog = [load_results(HOG)]
+    raw = compare_runs(runs, hog)
+    for path in (compact, old):
+        side = load_runs(str(path))
+        assert side.baseline and len(side.runs) == 3
+        got = compare_runs(side.runs, hog)
+        assert [(r.key, r.metric, r.verdict) for r in got.rows] == [(r.key, r.metric, r.verdict) for r in raw.rows]
+        for a, b in zip(got.rows, raw.rows):
+            assert (a.estimate is None) == (b.estimate is None)
+            if a.estimate is not None:
+                assert a.estimate.ratio == pytest.approx(b.estimate.ratio, rel=1e-12)
+                assert a.estimate.interval.low == pytest.approx(b.estimate.interval.low, rel=1e-12)
+    one = compare_runs(load_runs(str(compact)).runs[:1], hog)  # one run a side: the within-run tests on stored samples
+    assert [(r.verdict, r.estimate and round(r.estimate.ratio, 12)) for r in one.rows] == \
+           [(r.verdict, r.estimate and round(r.estimate.ratio, 12)) for r in compare_runs(runs[:1], hog).rows]
+
+
+def test_a_compact_cell_keeps_every_gap_and_its_sub_window():
+    from inproc.compare.samples import SubWindowing
+    from inproc.measure import metrics as m
+    from inproc.record.io import load_results
+    from inproc.record.summarize import cell_summary
+
+    rec = load_results(RUNS[0])
+    for e in rec.decode:
+        s = cell_summary(e, rec.capacity, SubWindowing()).samples
+        w = m.window(e.trace)
+        assert np.array_equal(np.sort(s.gaps_s()), np.sort(m.tbt_intervals_s(e.trace, w)))
+        subs = SubWindowing().cut(e, w)
+        assert len(s.gaps_by_unit()) == len(subs) == s.sub_tokens.size
+        for sub, gaps in zip(subs, s.gaps_by_unit()):  # a gap inside one sub-window is in its unit
+            inner = m.tbt_intervals_s(e.trace, sub)
+            assert np.isin(inner, gaps).all()
+        # about one stored value per step: the C requests of a step share its gap
+        assert s.gap_values_s.size <= w.last_step - w.first_step + 1 + len(e.trace.requests)
+        assert s.gap_counts.sum() == m.tbt_intervals_s(e.trace, w).size
