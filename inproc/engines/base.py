@@ -9,9 +9,14 @@ engine lazily, inside their methods.
 """
 from __future__ import annotations
 
+import contextlib
+import functools
+import importlib
 import importlib.util
 import json
 import os
+import re
+import sys
 from pathlib import Path
 from typing import Callable, Protocol, Sequence
 
@@ -64,19 +69,102 @@ class EngineBuildError(RuntimeError):
     """The engine could not be built from the profile (bad argument, missing model...)."""
 
 
-def require(obj, path: str, label: str, version: str, tested: tuple[str, ...]):
-    """``obj.a.b`` for ``path`` "a.b", or a one-line :class:`EngineBuildError` naming the missing internal.
+class MissingPiece(EngineBuildError):
+    """A piece of engine code the adapter uses (a module, a class, an attribute) is not in the installed build."""
 
-    The adapters reach into engine internals (the scheduler and its methods); a version
-    that renamed one fails here, at build, instead of deep inside a step.
+
+def installed_version(adapter: "EngineAdapter") -> str:
+    """The engine's version as its package says, without importing anything new ("?" when not imported yet)."""
+    return str(getattr(sys.modules.get(adapter.package), "__version__", "?"))
+
+
+def missing_piece(adapter: "EngineAdapter", piece: str) -> MissingPiece:
+    """The one line for ``piece`` missing from the installed engine: what, the version, the tested range, the fix."""
+    return MissingPiece(
+        f"{adapter.label} {installed_version(adapter)} has no {piece}, which inproc's {adapter.name} adapter needs; "
+        f"it is tested against {adapter.label} {adapter.tested_range()}. Install a tested version, or update the adapter.")
+
+
+def require(adapter: "EngineAdapter", *locations: str, on: object = None):
+    """The first of ``locations`` that exists, else a one-line :class:`MissingPiece` naming them.
+
+    With ``on``, each location is an attribute path on that object (``"engine_core.scheduler"``).
+    Without, each is ``"module:attribute.path"`` (or a module alone), imported in turn: an engine
+    that moved a piece is followed to its new place (``make_arg_parser`` moved between vLLM
+    0.32 and 0.33), and a build that has it nowhere fails here, at build, not inside a step.
     """
+    for location in locations:
+        found = _attribute(on, location) if on is not None else _import(location)
+        if found is not _MISSING:
+            return found
+    where = f" on {type(on).__name__}" if on is not None else ""
+    return _raise(missing_piece(adapter, " or ".join(repr(loc) for loc in locations) + where))
+
+
+_MISSING = object()
+
+
+def _raise(error: Exception):
+    raise error
+
+
+def _attribute(obj, path: str):
     for name in path.split("."):
         if not hasattr(obj, name):
-            raise EngineBuildError(
-                f"{label} {version} has no {path!r} (missing: {name!r}), which the in-process adapter needs; "
-                f"it is tested against {label} {', '.join(tested)}. Install that version, or update the adapter.")
+            return _MISSING
         obj = getattr(obj, name)
     return obj
+
+
+def _import(location: str):
+    module, _, path = location.partition(":")
+    try:
+        found = importlib.import_module(module)
+    except ImportError as e:
+        if e.name and module.startswith(e.name):  # the module (or a parent) is not there; another error is real
+            return _MISSING
+        raise
+    return _attribute(found, path) if path else found
+
+
+_CANNOT_IMPORT = re.compile(r"cannot import name '([^']+)' from '([^']+)'")
+
+
+def import_piece(e: ImportError) -> str:
+    """What a failed import names: ``module 'a.b'`` or ``'a.b.Name'``."""
+    named = _CANNOT_IMPORT.search(str(e))
+    if named:
+        return repr(f"{named[2]}.{named[1]}")
+    return f"module {e.name!r}" if e.name else f"module ({str(e).splitlines()[0] if str(e) else type(e).__name__})"
+
+
+@contextlib.contextmanager
+def engine_imports(adapter: "EngineAdapter"):
+    """Inside: an import of engine code that fails (a module or name this build lacks) becomes the one-line
+    :class:`MissingPiece` naming it, instead of a traceback from deep inside the adapter."""
+    try:
+        yield
+    except ImportError as e:
+        raise missing_piece(adapter, import_piece(e)) from e
+
+
+class _Guarded:
+    """An adapter module whose functions run under :func:`engine_imports`."""
+
+    def __init__(self, module, adapter: "EngineAdapter") -> None:
+        self._module, self._adapter = module, adapter
+
+    def __getattr__(self, name: str):
+        value = getattr(self._module, name)
+        if not callable(value) or isinstance(value, type):
+            return value
+
+        @functools.wraps(value)
+        def guarded(*args, **kwargs):
+            with engine_imports(self._adapter):
+                return value(*args, **kwargs)
+
+        return guarded
 
 
 def files_under(directory: str) -> set[str]:
@@ -85,11 +173,11 @@ def files_under(directory: str) -> set[str]:
 
 
 def version_note(adapter: "EngineAdapter", version: str) -> str:
-    """"" for a tested version, else the one line to print and record."""
+    """"" for a measured version, else the one line to print and record."""
     if version in adapter.tested_versions:
         return ""
     return (f"{adapter.label} {version} is installed; inproc's {adapter.name} adapter is tested against "
-            f"{', '.join(adapter.tested_versions)} (it reaches into engine internals: check its figures)")
+            f"{adapter.tested_range()} (it reaches into engine internals: check its figures, or run `inproc selftest`)")
 
 
 class CheckSkipped(Exception):
@@ -115,8 +203,13 @@ class EngineAdapter:
     command_example: str = ""  # the usual launch command, for messages: "vllm serve MODEL …"
     # Engine arguments that set the model's maximum length, in the order they are read.
     max_len_args: tuple[str, ...] = ()
-    # The engine version(s) the adapter is tested against (the extras pin the same).
+    # The engine versions the adapter was measured on, oldest first: the range the extras declare.
     tested_versions: tuple[str, ...] = ()
+
+    def tested_range(self) -> str:
+        """The measured versions as a range: "0.30.0–0.32.0" (one version alone when that is all)."""
+        first, last = self.tested_versions[0], self.tested_versions[-1]
+        return first if first == last else f"{first}–{last}"
 
     # -- presence -----------------------------------------------------------------
     def installed(self) -> bool:
@@ -138,39 +231,54 @@ class EngineAdapter:
         """The engine's ``check`` module: its validators behind the checks below."""
         raise NotImplementedError
 
+    # Environment that quiets the engine's own logging. Set (unless the user set it) before the
+    # adapter first touches engine code: engines configure their loggers when imported.
+    quiet_env: dict[str, str] = {}
+
+    def quiet(self) -> None:
+        """Apply :attr:`quiet_env` where the user has not set those variables."""
+        for name, value in self.quiet_env.items():
+            os.environ.setdefault(name, value)
+
+    def guarded(self, which: str) -> _Guarded:
+        """The ``args``, ``check`` or ``nodes`` module, its failed engine imports turned into one line
+        (the engine quieted first: this is where the adapter first reaches engine code)."""
+        self.quiet()
+        return _Guarded(getattr(self, f"{which}_module")(), self)
+
     def version(self) -> str:
-        return self.args_module().version()
+        return self.guarded("args").version()
 
     # -- arguments ------------------------------------------------------------------
     def argv(self, model: str, engine_args: dict[str, object]) -> list[str]:
         """The profile as the engine's own command-line flags."""
-        return self.args_module().profile_args_to_argv(model, engine_args)
+        return self.guarded("args").profile_args_to_argv(model, engine_args)
 
     def parse(self, model: str, engine_args: dict[str, object]):
         """The engine's argument object (``EngineArgs``, ``ServerArgs``), built by its own parser."""
-        return self.args_module().parse_profile(model, engine_args)
+        return self.guarded("args").parse_profile(model, engine_args)
 
     def explicit_fields(self, model: str, engine_args: dict[str, object]) -> set[str]:
         """Field names of the argument object that the profile sets itself."""
-        return self.args_module().explicit_fields(model, engine_args)
+        return self.guarded("args").explicit_fields(model, engine_args)
 
     def check_argument_names(self, names: Sequence[str]) -> None:
         """Each name must be one of the engine's own flags (``max-num-seqs``); else a one-line
         :class:`UsageError` naming the closest ones. Reads the parser only: nothing is built."""
         from inproc.engines import flags
 
-        known = flags.option_names(self.args_module().make_parser())
+        known = flags.option_names(self.guarded("args").make_parser())
         for name in names:
             if name.replace("_", "-") not in known:
-                raise flags.unknown_name_error(name, known, self.label, self.args_module().HELP_HINT)
+                raise flags.unknown_name_error(name, known, self.label, self.guarded("args").HELP_HINT)
 
     def settings(self, args) -> dict[str, object]:
         """Every field of the argument object, by name."""
-        return self.args_module().settings(args)
+        return self.guarded("args").settings(args)
 
     def import_command(self, argv: list[str]):
         """Read the words after the launcher with the engine's parser (a ``commands.CommandRead``)."""
-        return self.args_module().import_command(argv)
+        return self.guarded("args").import_command(argv)
 
     def command_line(self, argv: Sequence[str]) -> str:
         """The launch command (``vllm serve …``) for ``argv``."""
@@ -181,15 +289,15 @@ class EngineAdapter:
     # -- checks ------------------------------------------------------------------------
     def parallel_layout(self, args) -> tuple[int, str]:
         """GPUs the parallel sizes occupy on one node, and the product spelled out."""
-        return self.check_module().parallel_layout(args)
+        return self.guarded("check").parallel_layout(args)
 
     def argument_checks(self, args, explicit: set[str]) -> str:
         """Judge the explicitly set fields with the engine's validators; returns what was judged."""
-        return self.check_module().argument_checks(args, explicit)
+        return self.guarded("check").argument_checks(args, explicit)
 
     def engine_config_check(self, args, gpus: int) -> str:
         """The engine's full configuration check, or :class:`CheckSkipped` where this machine cannot run it."""
-        return self.check_module().engine_config_check(args, gpus)
+        return self.guarded("check").engine_config_check(args, gpus)
 
     def declared_max_len(self, model: str, engine_args: dict[str, object]) -> int | None:
         """The model's maximum length as the profile states it (an argument, else config.json)."""
@@ -204,11 +312,11 @@ class EngineAdapter:
 
     def placement(self, args) -> Placement:
         """Nodes, ranks and devices the argument object asks for (the head is node 0)."""
-        return self.nodes_module().placement(args)
+        return self.guarded("nodes").placement(args)
 
     def check_head(self, args) -> None:
         """A :class:`UsageError` unless the arguments are the head's (node rank 0), which inproc builds."""
-        self.nodes_module().check_head(args)
+        self.guarded("nodes").check_head(args)
 
     def profiler_args(self, kind: str, directory: str, with_stack: bool) -> dict[str, object]:
         """Engine arguments the engine needs at build to profile later (none by default)."""
@@ -228,4 +336,4 @@ class EngineAdapter:
 
         The launch's environment is already applied. Blocks; bad input is a :class:`UsageError`.
         """
-        return self.nodes_module().run_worker(launch, node_rank, echo)
+        return self.guarded("nodes").run_worker(launch, node_rank, echo)

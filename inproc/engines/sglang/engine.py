@@ -55,12 +55,10 @@ class SglangEngine:
     """An in-process SGLang scheduler behind the :class:`~inproc.engines.base.Engine` interface."""
 
     def __init__(self, launched, server_args, spec: LaunchSpec) -> None:
-        import sglang
-
         from inproc.engines.sglang import ADAPTER
 
         for internal in NEEDED_SCHEDULER_INTERNALS + (OVERLAP_INTERNALS if launched.scheduler.enable_overlap else ()):
-            require(launched.scheduler, internal, ADAPTER.label, sglang.__version__, ADAPTER.tested_versions)
+            require(ADAPTER, internal, on=launched.scheduler)
         self._launched = launched
         self._sched = launched.scheduler
         self._inbox = Inbox()
