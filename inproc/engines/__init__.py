@@ -12,7 +12,8 @@ import os
 import pkgutil
 from typing import Callable, Sequence
 
-from inproc.engines.base import CheckSkipped, Engine, EngineAdapter, EngineBuildError, engine_imports
+from inproc.engines.base import CheckSkipped, Engine, EngineAdapter, EngineBuildError
+from inproc.engines.pieces import engine_imports
 from inproc.errors import UsageError
 from inproc.types import LaunchSpec, Placement
 

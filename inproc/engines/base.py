@@ -9,17 +9,13 @@ engine lazily, inside their methods.
 """
 from __future__ import annotations
 
-import contextlib
-import functools
-import importlib
 import importlib.util
 import json
 import os
-import re
-import sys
 from pathlib import Path
 from typing import Callable, Protocol, Sequence
 
+from inproc.engines.pieces import EngineBuildError, Guarded
 from inproc.types import EngineInfo, LaunchSpec, Placement, RequestSpec, StepResult
 
 
@@ -63,108 +59,6 @@ class Engine(Protocol):
 
     def shutdown(self) -> None:
         """Release the engine (worker processes, shared memory, temp files)."""
-
-
-class EngineBuildError(RuntimeError):
-    """The engine could not be built from the profile (bad argument, missing model...)."""
-
-
-class MissingPiece(EngineBuildError):
-    """A piece of engine code the adapter uses (a module, a class, an attribute) is not in the installed build."""
-
-
-def installed_version(adapter: "EngineAdapter") -> str:
-    """The engine's version as its package says, without importing anything new ("?" when not imported yet)."""
-    return str(getattr(sys.modules.get(adapter.package), "__version__", "?"))
-
-
-def missing_piece(adapter: "EngineAdapter", piece: str) -> MissingPiece:
-    """The one line for ``piece`` missing from the installed engine: what, the version, the tested range, the fix."""
-    return MissingPiece(
-        f"{adapter.label} {installed_version(adapter)} has no {piece}, which inproc's {adapter.name} adapter needs; "
-        f"it is tested against {adapter.label} {adapter.tested_range()}. Install a tested version, or update the adapter.")
-
-
-def require(adapter: "EngineAdapter", *locations: str, on: object = None):
-    """The first of ``locations`` that exists, else a one-line :class:`MissingPiece` naming them.
-
-    With ``on``, each location is an attribute path on that object (``"engine_core.scheduler"``).
-    Without, each is ``"module:attribute.path"`` (or a module alone), imported in turn: an engine
-    that moved a piece is followed to its new place (``make_arg_parser`` moved between vLLM
-    0.32 and 0.33), and a build that has it nowhere fails here, at build, not inside a step.
-    """
-    for location in locations:
-        found = _attribute(on, location) if on is not None else _import(location)
-        if found is not _MISSING:
-            return found
-    where = f" on {type(on).__name__}" if on is not None else ""
-    return _raise(missing_piece(adapter, " or ".join(repr(loc) for loc in locations) + where))
-
-
-_MISSING = object()
-
-
-def _raise(error: Exception):
-    raise error
-
-
-def _attribute(obj, path: str):
-    for name in path.split("."):
-        if not hasattr(obj, name):
-            return _MISSING
-        obj = getattr(obj, name)
-    return obj
-
-
-def _import(location: str):
-    module, _, path = location.partition(":")
-    try:
-        found = importlib.import_module(module)
-    except ImportError as e:
-        if e.name and module.startswith(e.name):  # the module (or a parent) is not there; another error is real
-            return _MISSING
-        raise
-    return _attribute(found, path) if path else found
-
-
-_CANNOT_IMPORT = re.compile(r"cannot import name '([^']+)' from '([^']+)'")
-
-
-def import_piece(e: ImportError) -> str:
-    """What a failed import names: ``module 'a.b'`` or ``'a.b.Name'``."""
-    named = _CANNOT_IMPORT.search(str(e))
-    if named:
-        return repr(f"{named[2]}.{named[1]}")
-    return f"module {e.name!r}" if e.name else f"module ({str(e).splitlines()[0] if str(e) else type(e).__name__})"
-
-
-@contextlib.contextmanager
-def engine_imports(adapter: "EngineAdapter"):
-    """Inside: an import of engine code that fails (a module or name this build lacks) becomes the one-line
-    :class:`MissingPiece` naming it, instead of a traceback from deep inside the adapter."""
-    try:
-        yield
-    except ImportError as e:
-        raise missing_piece(adapter, import_piece(e)) from e
-
-
-class _Guarded:
-    """An adapter module whose functions run under :func:`engine_imports`."""
-
-    def __init__(self, module, adapter: "EngineAdapter") -> None:
-        self._module, self._adapter = module, adapter
-
-    def __getattr__(self, name: str):
-        value = getattr(self._module, name)
-        if not callable(value) or isinstance(value, type):
-            return value
-
-        @functools.wraps(value)
-        def guarded(*args, **kwargs):
-            with engine_imports(self._adapter):
-                return value(*args, **kwargs)
-
-        return guarded
 
 
 def files_under(directory: str) -> set[str]:
@@ -240,11 +134,11 @@ class EngineAdapter:
         for name, value in self.quiet_env.items():
             os.environ.setdefault(name, value)
 
-    def guarded(self, which: str) -> _Guarded:
+    def guarded(self, which: str):
         """The ``args``, ``check`` or ``nodes`` module, its failed engine imports turned into one line
         (the engine quieted first: this is where the adapter first reaches engine code)."""
         self.quiet()
-        return _Guarded(getattr(self, f"{which}_module")(), self)
+        return Guarded(getattr(self, f"{which}_module")(), self)
 
     def version(self) -> str:
         return self.guarded("args").version()

@@ -19,7 +19,8 @@ import dataclasses
 import os
 from typing import Sequence
 
-from inproc.engines.base import EngineBuildError, files_under, require
+from inproc.engines.base import EngineBuildError, files_under
+from inproc.engines.pieces import require
 from inproc.engines.sglang.info import read_info
 from inproc.engines.sglang.anatomy import forward_cost
 from inproc.engines.sglang.io import Inbox, OutputSink, RidMap, make_generate_req

@@ -46,7 +46,7 @@ ARGUMENT_PARSER = ("vllm.utils.argparse_utils:FlexibleArgumentParser", "vllm.uti
 
 
 def _piece(*locations: str):
-    from inproc.engines.base import require
+    from inproc.engines.pieces import require
     from inproc.engines.vllm import ADAPTER
 
     return require(ADAPTER, *locations)

@@ -16,7 +16,8 @@ import os
 import warnings
 from typing import Sequence
 
-from inproc.engines.base import EngineBuildError, files_under, require
+from inproc.engines.base import EngineBuildError, files_under
+from inproc.engines.pieces import require
 from inproc.engines.flags import one_line
 from inproc.engines.vllm.graphs import capture_memory
 from inproc.engines.vllm.info import read_info

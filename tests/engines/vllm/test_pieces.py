@@ -12,7 +12,7 @@ import textwrap
 
 import pytest
 
-from inproc.engines import base
+from inproc.engines import pieces as base
 from inproc.engines.vllm import ADAPTER
 from inproc.engines.vllm import args as vllm_args
 from tests.conftest import ROOT, needs_vllm
