@@ -37,6 +37,11 @@ class VllmAdapter(EngineAdapter):
 
         return nodes
 
+    def selftest_module(self):
+        from inproc.engines.vllm import selftest
+
+        return selftest
+
     def profiler_args(self, kind, directory, with_stack):
         # vLLM's own profiler (LLMEngine.start_profile) runs on every worker, TP ranks included.
         if kind == "torch":
