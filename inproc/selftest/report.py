@@ -81,3 +81,17 @@ def load(path: str) -> SelftestReport:
         return SelftestReport.from_dict(d)
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise UsageError(f"{path} is not an `inproc selftest --out` record ({e}). Run `inproc selftest --out FILE`.") from None
+
+
+def attach(record, report: SelftestReport, path: str):
+    """``record`` with the selftest's one-line verdict in its notes (an OPTIONAL note: old files have none), saved to ``path``."""
+    import dataclasses
+
+    from inproc.record.io import write_results
+
+    note = report.summary()
+    if (record.engine.name, record.engine.version) != (report.engine, report.version):
+        note += f"; this run's engine is {record.engine.name} {record.engine.version}, not the build the selftest checked"
+    record = dataclasses.replace(record, notes=tuple(record.notes) + (note,))
+    write_results(path, record)
+    return record
