@@ -58,9 +58,12 @@ def modes(launch: LaunchSpec) -> tuple[SelftestMode, ...]:
         return dataclasses.replace(launch, engine_args={**launch.engine_args, **extra})
 
     speculative = bool(launch.engine_args.get("speculative-algorithm"))
+    # SGLang admits a request only with room for 70 % of its output (SGLANG_INIT_NEW_TOKEN_RATIO),
+    # so requests rarely outgrow the pool; a small ratio lets the forced preemption happen.
+    main = dataclasses.replace(with_args(**{"disable-overlap-schedule": True}),
+                               env={**launch.env, "SGLANG_INIT_NEW_TOKEN_RATIO": "0.05"})
     return (
-        SelftestMode("normal loop", with_args(**{"disable-overlap-schedule": True}), returned_lag,
-                     speculative=speculative, main=True),
+        SelftestMode("normal loop", main, returned_lag, speculative=speculative, main=True),
         SelftestMode("overlap loop", with_args(**{"disable-overlap-schedule": False}), returned_lag,
                      speculative=speculative),
     )
