@@ -56,7 +56,9 @@ def _mode_checks(adapter, mode, workdir: str, echo: Echo) -> tuple[list[Check], 
         rows = checks.decode_checks(engine, mode.name, mode.returned_lag(info), mode.speculative, prompts)
         if mode.main:
             rows += checks.capacity_checks(engine)
-            rows.append(checks.preemption_check(engine, prompts))
+            unforced = getattr(adapter.selftest_module(), "PREEMPTION_NOT_FORCED", "")
+            rows.append(checks.Check("preemption counted", None, unforced) if unforced
+                        else checks.preemption_check(engine, prompts))
             rows.append(checks.profiler_check(engine, profile_dir, prompts))
         gpus = info.placement.gpus_per_node if info.placement is not None else 0
         device = f"{gpus} GPU(s) per node" if gpus else "CPU"

@@ -15,7 +15,7 @@ class Check:
     """One capability of the adapter on this build: held or not, and why."""
 
     capability: str
-    ok: bool
+    ok: bool | None  # None: not checked on this engine (the reason says why); neither passes nor fails
     reason: str
 
 
@@ -33,13 +33,14 @@ class SelftestReport:
 
     @property
     def passed(self) -> bool:
-        return bool(self.checks) and all(c.ok for c in self.checks)
+        return any(c.ok for c in self.checks) and all(c.ok is not False for c in self.checks)
 
     def summary(self) -> str:
         """One line: what passed, on which build (recorded with a run that attaches this selftest)."""
-        failed = [c.capability for c in self.checks if not c.ok]
-        verdict = "passed" if not failed else f"FAILED ({', '.join(failed)})"
-        return (f"selftest {verdict}: {len(self.checks) - len(failed)}/{len(self.checks)} checks on {self.label} "
+        failed = [c.capability for c in self.checks if c.ok is False]
+        done = [c for c in self.checks if c.ok is not None]
+        verdict = "passed" if self.passed else f"FAILED ({', '.join(failed) or 'nothing checked'})"
+        return (f"selftest {verdict}: {len(done) - len(failed)}/{len(done)} checks on {self.label} "
                 f"{self.version} (commit {self.commit}), {self.device}")
 
     def to_dict(self) -> dict:
@@ -55,7 +56,8 @@ def table(report: SelftestReport) -> str:
     """Capability × ✓/✗ with the reason, under a header naming the build."""
     width = max(len(c.capability) for c in report.checks) if report.checks else 10
     lines = [f"{report.label} {report.version} · commit {report.commit} · {report.device}", ""]
-    lines += [f"{c.capability:<{width}}  {'✓' if c.ok else '✗'}  {c.reason}" for c in report.checks]
+    marks = {True: "✓", False: "✗", None: "–"}
+    lines += [f"{c.capability:<{width}}  {marks[c.ok]}  {c.reason}" for c in report.checks]
     lines += ["", report.summary() + f" in {report.elapsed_s:.0f} s"]
     return "\n".join(lines)
 

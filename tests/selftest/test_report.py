@@ -32,3 +32,10 @@ def test_the_record_round_trips_and_a_foreign_file_is_one_line(tmp_path):
     (tmp_path / "other.json").write_text('{"schema_version": 7}')
     with pytest.raises(UsageError, match=r"other\.json is not an `inproc selftest --out` record"):
         load(str(tmp_path / "other.json"))
+
+
+def test_a_row_not_checked_neither_passes_nor_fails():
+    checks = (Check("a", True, "held"), Check("b", None, "not forced here"))
+    report = SelftestReport("eng", "Eng", "1", "c", "CPU", checks, 1.0)
+    assert report.passed and "b  –  not forced here" in table(report) and "1/1 checks" in report.summary()
+    assert not SelftestReport("eng", "Eng", "1", "c", "CPU", checks[1:], 1.0).passed

@@ -35,6 +35,14 @@ PIECES = tuple((f"{_SCHEDULER}{name}",) for name in (
 )
 
 
+#: Why the selftest does not force a preemption here (a "–" row, neither pass nor fail): SGLang's
+#: admission reserves each new request's whole output (PrefillAdder.add_one_req), so requests that
+#: fill the pool and outgrow it were never admitted together in the tries made (4 × 1,391 + 192
+#: tokens in a 6,144-token pool, also with SGLANG_INIT_NEW_TOKEN_RATIO 0.05). Left open.
+PREEMPTION_NOT_FORCED = ("not forced on SGLang: its admission reserves each new request's whole output, "
+                         "so the requests that would outgrow the pool are not admitted together")
+
+
 def commit() -> str:
     """SGLang's wheel records no commit."""
     return "not recorded in this build"
@@ -58,12 +66,9 @@ def modes(launch: LaunchSpec) -> tuple[SelftestMode, ...]:
         return dataclasses.replace(launch, engine_args={**launch.engine_args, **extra})
 
     speculative = bool(launch.engine_args.get("speculative-algorithm"))
-    # SGLang admits a request only with room for 70 % of its output (SGLANG_INIT_NEW_TOKEN_RATIO),
-    # so requests rarely outgrow the pool; a small ratio lets the forced preemption happen.
-    main = dataclasses.replace(with_args(**{"disable-overlap-schedule": True}),
-                               env={**launch.env, "SGLANG_INIT_NEW_TOKEN_RATIO": "0.05"})
     return (
-        SelftestMode("normal loop", main, returned_lag, speculative=speculative, main=True),
+        SelftestMode("normal loop", with_args(**{"disable-overlap-schedule": True}), returned_lag,
+                     speculative=speculative, main=True),
         SelftestMode("overlap loop", with_args(**{"disable-overlap-schedule": False}), returned_lag,
                      speculative=speculative),
     )
