@@ -64,7 +64,8 @@ def _attribute(obj, path: str):
         if not hasattr(obj, name):
             return _MISSING
         obj = getattr(obj, name)
-    return obj
+    # An abstract method (SchedulerInterface's) is only a promise: the class the adapter uses lacks it.
+    return _MISSING if getattr(obj, "__isabstractmethod__", False) else obj
 
 
 def _import(location: str):
