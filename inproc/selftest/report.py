@@ -78,8 +78,8 @@ def load(path: str) -> SelftestReport:
     try:
         with open(path) as f:
             d = json.load(f)
-        if d.get("format") != SELFTEST_FORMAT:
-            raise ValueError(f"format {d.get('format')!r}")
+        if not isinstance(d, dict) or d.get("format") != SELFTEST_FORMAT:
+            raise ValueError("no selftest format field")
         return SelftestReport.from_dict(d)
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise UsageError(f"{path} is not an `inproc selftest --out` record ({e}). Run `inproc selftest --out FILE`.") from None
