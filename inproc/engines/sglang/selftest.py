@@ -57,7 +57,7 @@ def tiny_launch(launch: LaunchSpec, tiny: LaunchSpec) -> LaunchSpec:
 
 def returned_lag(info) -> int:
     """Steps from a batch to its outputs, as the built scheduler's event loop returns them."""
-    return 1 if info.settings.get("event_loop") == "overlap" else 0
+    return 1 if info.settings.event_loop == "overlap" else 0
 
 
 def modes(launch: LaunchSpec) -> tuple[SelftestMode, ...]:

@@ -76,7 +76,7 @@ def async_scheduling_kept():
 
 def returned_lag(info) -> int:
     """Steps from a batch to its outputs, as the built engine resolved async scheduling."""
-    return 1 if info.settings.get("async_scheduling") else 0
+    return 1 if info.settings.async_scheduling else 0
 
 
 def modes(launch: LaunchSpec) -> tuple[SelftestMode, ...]:
