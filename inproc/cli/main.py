@@ -14,6 +14,7 @@ from inproc.cli.merge_cmd import merge
 from inproc.cli.profile_cmd import profile
 from inproc.cli.report_cmd import report
 from inproc.cli.run_cmd import run
+from inproc.cli.selftest_cmd import selftest
 from inproc.cli.sweep_cmd import sweep
 from inproc.cli.worker_cmd import worker
 from inproc.engines.base import EngineBuildError
@@ -37,6 +38,7 @@ cli.add_command(worker)
 cli.add_command(compare)
 cli.add_command(baseline)
 cli.add_command(history)
+cli.add_command(selftest)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -35,12 +35,17 @@ from inproc.units import parse_cell_list, parse_int_list, parse_token_list
 @click.option("--prefill-samples", type=int, help="Cold-prefill samples per context (a time budget may cut it).")
 @click.option("--resume", type=click.Path(dir_okay=False), help="Continue this results file: skip finished cells.")
 @click.option("--shard", metavar="I/N", help="Measure shard I of N of the plan (needs --seed; merge the N files with 'inproc merge').")
+@click.option("--selftest", "selftest_file", type=click.Path(dir_okay=False),
+              help="Attach this `inproc selftest --out` record: its verdict and engine build go into the results' notes.")
 @matrix_options
 @debug_options(with_breakpoint=False)
-def run(profile_path, contexts, concurrency, cells, prefill_contexts, no_prefill, prefill_samples, resume, shard, sets, out,
-        force, seed, loop_check, telemetry_hz, profile, profile_steps, profile_skip, profile_dir, profile_with_stack, nvtx,
-        step_timeout, **flags):
+def run(profile_path, contexts, concurrency, cells, prefill_contexts, no_prefill, prefill_samples, resume, shard,
+        selftest_file, sets, out, force, seed, loop_check, telemetry_hz, profile, profile_steps, profile_skip, profile_dir,
+        profile_with_stack, nvtx, step_timeout, **flags):
     """Measure cold prefill per context, then sustained decode for every context x concurrency cell."""
+    from inproc.selftest.report import attach, load
+
+    checked = load(selftest_file) if selftest_file else None  # a bad file is one line, before any build
     profile_name = profile
     profile = load_with_overrides(profile_path, sets)
     settings = settings_with(
@@ -62,8 +67,9 @@ def run(profile_path, contexts, concurrency, cells, prefill_contexts, no_prefill
                         command=command_line(), loops=loop_settings(loop_check),
                         telemetry_hz=telemetry_hz or None, progress=TerminalSink(), debug=debug, shard=part,
                         step_timeout=step_timeout)
-    click.echo(render_matrix(record))
     results = Path(resume or out)
+    record = attach(record, checked, str(results)) if checked is not None else record
+    click.echo(render_matrix(record))
     write_text_atomic(results.with_suffix(".md"), render_markdown(record))
     click.echo(f"\nresults: {results}\nreport:  {results.with_suffix('.md')}")
 

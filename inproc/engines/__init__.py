@@ -13,6 +13,7 @@ import pkgutil
 from typing import Callable, Sequence
 
 from inproc.engines.base import CheckSkipped, Engine, EngineAdapter, EngineBuildError
+from inproc.engines.pieces import engine_imports
 from inproc.errors import UsageError
 from inproc.types import LaunchSpec, Placement
 
@@ -86,7 +87,10 @@ def build_engine(launch: LaunchSpec) -> Engine:
     """Apply the launch's environment, then build its engine in this process."""
     # Engines read many settings from the environment at import time, so this comes first.
     os.environ.update(launch.env)
-    return get(launch.engine).build(launch)
+    adapter = get(launch.engine)
+    adapter.quiet()
+    with engine_imports(adapter):
+        return adapter.build(launch)
 
 
 def head_placement(launch: LaunchSpec) -> Placement:
@@ -104,4 +108,7 @@ def head_placement(launch: LaunchSpec) -> Placement:
 def run_worker(launch: LaunchSpec, node_rank: int, echo: Callable[[str], None]) -> int:
     """Apply the launch's environment, then run node ``node_rank``'s ranks until the head is gone."""
     os.environ.update(launch.env)
-    return get(launch.engine).run_worker(launch, node_rank, echo)
+    adapter = get(launch.engine)
+    adapter.quiet()
+    with engine_imports(adapter):
+        return adapter.run_worker(launch, node_rank, echo)

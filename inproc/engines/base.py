@@ -13,8 +13,11 @@ import importlib.util
 import json
 import os
 from pathlib import Path
-from typing import Callable, Protocol, Sequence
+import contextlib
+from dataclasses import dataclass, field
+from typing import Callable, ContextManager, Protocol, Sequence
 
+from inproc.engines.pieces import EngineBuildError, Guarded
 from inproc.types import EngineInfo, LaunchSpec, Placement, RequestSpec, StepResult
 
 
@@ -60,36 +63,38 @@ class Engine(Protocol):
         """Release the engine (worker processes, shared memory, temp files)."""
 
 
-class EngineBuildError(RuntimeError):
-    """The engine could not be built from the profile (bad argument, missing model...)."""
-
-
-def require(obj, path: str, label: str, version: str, tested: tuple[str, ...]):
-    """``obj.a.b`` for ``path`` "a.b", or a one-line :class:`EngineBuildError` naming the missing internal.
-
-    The adapters reach into engine internals (the scheduler and its methods); a version
-    that renamed one fails here, at build, instead of deep inside a step.
-    """
-    for name in path.split("."):
-        if not hasattr(obj, name):
-            raise EngineBuildError(
-                f"{label} {version} has no {path!r} (missing: {name!r}), which the in-process adapter needs; "
-                f"it is tested against {label} {', '.join(tested)}. Install that version, or update the adapter.")
-        obj = getattr(obj, name)
-    return obj
-
-
 def files_under(directory: str) -> set[str]:
     """Every file under ``directory`` (profilers may write into subfolders); empty for ""."""
     return {os.path.join(root, f) for root, _, files in os.walk(directory) for f in files} if directory else set()
 
 
 def version_note(adapter: "EngineAdapter", version: str) -> str:
-    """"" for a tested version, else the one line to print and record."""
+    """"" for a measured version, else the one line to print and record."""
     if version in adapter.tested_versions:
         return ""
     return (f"{adapter.label} {version} is installed; inproc's {adapter.name} adapter is tested against "
-            f"{', '.join(adapter.tested_versions)} (it reaches into engine internals: check its figures)")
+            f"{adapter.tested_range()} (it reaches into engine internals: check its figures, or run `inproc selftest`)")
+
+
+@dataclass(frozen=True)
+class SelftestMode:
+    """One way the adapter steps the engine, as ``inproc selftest`` builds and checks it.
+
+    ``returned_lag``: how many steps after forming a batch its outputs come back, read from
+    the built engine's settings (0 sync; 1 under vLLM's async scheduling or SGLang's overlap
+    loop): an engine may refuse a mode asked for (vLLM 0.32 keeps n-gram drafts synchronous on
+    a GPU). ``build_context``: entered
+    around the build (to force what this machine's platform would turn off). ``speculative``:
+    the engine drafts tokens, so its draft counters must move. The ``main`` mode also carries
+    the profiler, the forced preemption and the capacity checks.
+    """
+
+    name: str
+    launch: LaunchSpec
+    returned_lag: Callable[[EngineInfo], int] = lambda info: 0
+    speculative: bool = False
+    main: bool = False
+    build_context: Callable[[], ContextManager] = field(default=contextlib.nullcontext)
 
 
 class CheckSkipped(Exception):
@@ -115,8 +120,13 @@ class EngineAdapter:
     command_example: str = ""  # the usual launch command, for messages: "vllm serve MODEL …"
     # Engine arguments that set the model's maximum length, in the order they are read.
     max_len_args: tuple[str, ...] = ()
-    # The engine version(s) the adapter is tested against (the extras pin the same).
+    # The engine versions the adapter was measured on, oldest first: the range the extras declare.
     tested_versions: tuple[str, ...] = ()
+
+    def tested_range(self) -> str:
+        """The measured versions as a range: "0.30.0–0.32.0" (one version alone when that is all)."""
+        first, last = self.tested_versions[0], self.tested_versions[-1]
+        return first if first == last else f"{first}–{last}"
 
     # -- presence -----------------------------------------------------------------
     def installed(self) -> bool:
@@ -138,39 +148,54 @@ class EngineAdapter:
         """The engine's ``check`` module: its validators behind the checks below."""
         raise NotImplementedError
 
+    # Environment that quiets the engine's own logging. Set (unless the user set it) before the
+    # adapter first touches engine code: engines configure their loggers when imported.
+    quiet_env: dict[str, str] = {}
+
+    def quiet(self) -> None:
+        """Apply :attr:`quiet_env` where the user has not set those variables."""
+        for name, value in self.quiet_env.items():
+            os.environ.setdefault(name, value)
+
+    def guarded(self, which: str):
+        """The ``args``, ``check`` or ``nodes`` module, its failed engine imports turned into one line
+        (the engine quieted first: this is where the adapter first reaches engine code)."""
+        self.quiet()
+        return Guarded(getattr(self, f"{which}_module")(), self)
+
     def version(self) -> str:
-        return self.args_module().version()
+        return self.guarded("args").version()
 
     # -- arguments ------------------------------------------------------------------
     def argv(self, model: str, engine_args: dict[str, object]) -> list[str]:
         """The profile as the engine's own command-line flags."""
-        return self.args_module().profile_args_to_argv(model, engine_args)
+        return self.guarded("args").profile_args_to_argv(model, engine_args)
 
     def parse(self, model: str, engine_args: dict[str, object]):
         """The engine's argument object (``EngineArgs``, ``ServerArgs``), built by its own parser."""
-        return self.args_module().parse_profile(model, engine_args)
+        return self.guarded("args").parse_profile(model, engine_args)
 
     def explicit_fields(self, model: str, engine_args: dict[str, object]) -> set[str]:
         """Field names of the argument object that the profile sets itself."""
-        return self.args_module().explicit_fields(model, engine_args)
+        return self.guarded("args").explicit_fields(model, engine_args)
 
     def check_argument_names(self, names: Sequence[str]) -> None:
         """Each name must be one of the engine's own flags (``max-num-seqs``); else a one-line
         :class:`UsageError` naming the closest ones. Reads the parser only: nothing is built."""
         from inproc.engines import flags
 
-        known = flags.option_names(self.args_module().make_parser())
+        known = flags.option_names(self.guarded("args").make_parser())
         for name in names:
             if name.replace("_", "-") not in known:
-                raise flags.unknown_name_error(name, known, self.label, self.args_module().HELP_HINT)
+                raise flags.unknown_name_error(name, known, self.label, self.guarded("args").HELP_HINT)
 
     def settings(self, args) -> dict[str, object]:
         """Every field of the argument object, by name."""
-        return self.args_module().settings(args)
+        return self.guarded("args").settings(args)
 
     def import_command(self, argv: list[str]):
         """Read the words after the launcher with the engine's parser (a ``commands.CommandRead``)."""
-        return self.args_module().import_command(argv)
+        return self.guarded("args").import_command(argv)
 
     def command_line(self, argv: Sequence[str]) -> str:
         """The launch command (``vllm serve …``) for ``argv``."""
@@ -181,15 +206,15 @@ class EngineAdapter:
     # -- checks ------------------------------------------------------------------------
     def parallel_layout(self, args) -> tuple[int, str]:
         """GPUs the parallel sizes occupy on one node, and the product spelled out."""
-        return self.check_module().parallel_layout(args)
+        return self.guarded("check").parallel_layout(args)
 
     def argument_checks(self, args, explicit: set[str]) -> str:
         """Judge the explicitly set fields with the engine's validators; returns what was judged."""
-        return self.check_module().argument_checks(args, explicit)
+        return self.guarded("check").argument_checks(args, explicit)
 
     def engine_config_check(self, args, gpus: int) -> str:
         """The engine's full configuration check, or :class:`CheckSkipped` where this machine cannot run it."""
-        return self.check_module().engine_config_check(args, gpus)
+        return self.guarded("check").engine_config_check(args, gpus)
 
     def declared_max_len(self, model: str, engine_args: dict[str, object]) -> int | None:
         """The model's maximum length as the profile states it (an argument, else config.json)."""
@@ -204,17 +229,21 @@ class EngineAdapter:
 
     def placement(self, args) -> Placement:
         """Nodes, ranks and devices the argument object asks for (the head is node 0)."""
-        return self.nodes_module().placement(args)
+        return self.guarded("nodes").placement(args)
 
     def check_head(self, args) -> None:
         """A :class:`UsageError` unless the arguments are the head's (node rank 0), which inproc builds."""
-        self.nodes_module().check_head(args)
+        self.guarded("nodes").check_head(args)
 
     def profiler_args(self, kind: str, directory: str, with_stack: bool) -> dict[str, object]:
         """Engine arguments the engine needs at build to profile later (none by default)."""
         return {}
 
     # -- the engine ------------------------------------------------------------------------
+    def selftest_module(self):
+        """The engine's ``selftest`` module: ``modes(launch)``, ``pieces()``, ``commit()``, ``tiny_launch(profile)``."""
+        raise NotImplementedError
+
     def nodes_module(self):
         """The engine's ``nodes`` module: its placement and its worker for node ranks 1..N-1."""
         raise NotImplementedError
@@ -228,4 +257,4 @@ class EngineAdapter:
 
         The launch's environment is already applied. Blocks; bad input is a :class:`UsageError`.
         """
-        return self.nodes_module().run_worker(launch, node_rank, echo)
+        return self.guarded("nodes").run_worker(launch, node_rank, echo)

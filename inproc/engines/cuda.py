@@ -19,7 +19,7 @@ def why_unavailable() -> str:
     return ""
 
 
-def require(flag: str) -> None:
+def check_for(flag: str) -> None:
     """A one-line error for ``flag`` on a machine without CUDA."""
     why = why_unavailable()
     if why:

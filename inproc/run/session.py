@@ -146,9 +146,9 @@ def _shard_ref(full: MatrixPlan, plan: MatrixPlan, shard: Shard | None) -> Shard
 def debug_launch(profile: Profile, debug: DebugSettings) -> LaunchSpec:
     """The profile's launch, with what the engine needs at build to profile later; CUDA checked first."""
     if debug.nvtx:
-        cuda.require("--nvtx")
+        cuda.check_for("--nvtx")
     if debug.profile == "cuda":
-        cuda.require("--profile cuda")
+        cuda.check_for("--profile cuda")
     launch = profile.launch
     if debug.profile is None:
         return launch

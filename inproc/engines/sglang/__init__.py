@@ -35,6 +35,11 @@ class SglangAdapter(EngineAdapter):
 
         return nodes
 
+    def selftest_module(self):
+        from inproc.engines.sglang import selftest
+
+        return selftest
+
     def build(self, launch):
         from inproc.engines.sglang.engine import build_sglang_engine
 

@@ -19,7 +19,8 @@ import dataclasses
 import os
 from typing import Sequence
 
-from inproc.engines.base import EngineBuildError, files_under, require
+from inproc.engines.base import EngineBuildError, files_under
+from inproc.engines.pieces import require
 from inproc.engines.sglang.info import read_info
 from inproc.engines.sglang.anatomy import forward_cost
 from inproc.engines.sglang.io import Inbox, OutputSink, RidMap, make_generate_req
@@ -55,12 +56,10 @@ class SglangEngine:
     """An in-process SGLang scheduler behind the :class:`~inproc.engines.base.Engine` interface."""
 
     def __init__(self, launched, server_args, spec: LaunchSpec) -> None:
-        import sglang
-
         from inproc.engines.sglang import ADAPTER
 
         for internal in NEEDED_SCHEDULER_INTERNALS + (OVERLAP_INTERNALS if launched.scheduler.enable_overlap else ()):
-            require(launched.scheduler, internal, ADAPTER.label, sglang.__version__, ADAPTER.tested_versions)
+            require(ADAPTER, internal, on=launched.scheduler)
         self._launched = launched
         self._sched = launched.scheduler
         self._inbox = Inbox()

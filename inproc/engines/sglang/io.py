@@ -62,7 +62,7 @@ def _finish_kind(reason: object) -> str | None:
 
 
 @dataclass
-class _Pending:
+class _Gathered:
     """Tokens and state gathered for one request during one step."""
 
     new_token_ids: list[int] = field(default_factory=list)
@@ -76,7 +76,7 @@ class OutputSink:
     """Replaces the scheduler's output senders; collects what one step emitted."""
 
     def __init__(self) -> None:
-        self._pending: dict[str, _Pending] = {}
+        self._gathered: dict[str, _Gathered] = {}
         self.control: list[object] = []  # replies to control requests (flush_cache...)
         self._started: set[str] = set()  # rids whose first output has been seen
         # Prompt tokens looked up in / served from the radix cache, counted once per
@@ -92,14 +92,14 @@ class OutputSink:
         if isinstance(output, BatchTokenIDOutput):
             self._take_batch(output)
         elif isinstance(output, AbortReq):
-            p = self._pending.setdefault(output.rid, _Pending())
+            p = self._gathered.setdefault(output.rid, _Gathered())
             p.finished, p.finish_reason = True, _finish_kind(output.finished_reason) or "abort"
         else:
             self.control.append(output)
 
     def _take_batch(self, out) -> None:
         for i, rid in enumerate(out.rids):
-            p = self._pending.setdefault(rid, _Pending())
+            p = self._gathered.setdefault(rid, _Gathered())
             p.new_token_ids.extend(int(t) for t in out.output_ids[i])
             self.generation_tokens += len(out.output_ids[i])
             p.num_cached_tokens = int(out.cached_tokens[i])
@@ -114,9 +114,9 @@ class OutputSink:
                 p.finished, p.finish_reason = True, _finish_kind(reason)
                 self._started.discard(rid)
 
-    def drain(self) -> dict[str, _Pending]:
+    def drain(self) -> dict[str, _Gathered]:
         """This step's outputs by SGLang rid; forgets them."""
-        pending, self._pending = self._pending, {}
+        pending, self._gathered = self._gathered, {}
         return pending
 
 

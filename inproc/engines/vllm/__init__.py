@@ -17,7 +17,10 @@ class VllmAdapter(EngineAdapter):
     )
     command_example = "vllm serve MODEL …"
     max_len_args = ("max-model-len",)
-    tested_versions = ("0.32.0",)
+    tested_versions = ("0.30.0", "0.31.0", "0.32.0")  # 0.33 imports (pieces found where it moved them), unmeasured
+    # Engine INFO and WARNING lines drown the tool's progress; set VLLM_LOGGING_LEVEL to see them.
+    # vLLM configures its logger when first imported, so this must precede any import of vllm.
+    quiet_env = {"VLLM_LOGGING_LEVEL": "ERROR"}
 
     def args_module(self):
         from inproc.engines.vllm import args
@@ -33,6 +36,11 @@ class VllmAdapter(EngineAdapter):
         from inproc.engines.vllm import nodes
 
         return nodes
+
+    def selftest_module(self):
+        from inproc.engines.vllm import selftest
+
+        return selftest
 
     def profiler_args(self, kind, directory, with_stack):
         # vLLM's own profiler (LLMEngine.start_profile) runs on every worker, TP ranks included.

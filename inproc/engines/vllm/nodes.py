@@ -14,8 +14,6 @@ With ``distributed-executor-backend = "ray"`` Ray starts the workers: nothing ru
 """
 from __future__ import annotations
 
-import os
-
 from inproc.engines import nodes
 from inproc.engines.base import EngineBuildError
 from inproc.errors import UsageError
@@ -80,8 +78,7 @@ def _engine_config(ea):
 
 def run_worker(launch: LaunchSpec, node_rank: int, echo: nodes.Echo) -> int:
     """Start this node's ranks with vLLM's headless executor; return when the head is gone."""
-    # As on the head (engine.py): engine INFO lines drown the worker's own; VLLM_LOGGING_LEVEL shows them.
-    os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
+    # As on the head: engine INFO lines drown the worker's own (VllmAdapter.quiet_env; the registry applied it).
     ea = _worker_args(launch, node_rank)
     config = _engine_config(ea)
     pc = config.parallel_config

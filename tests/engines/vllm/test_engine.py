@@ -16,7 +16,9 @@ pytestmark = needs_vllm
 
 def test_capacity_arithmetic_matches_the_engine(vllm_engine):
     cap = vllm_engine.info.capacity
-    assert cap.num_blocks == 193 and cap.usable_blocks == 192 and cap.block_size == 32 and cap.max_model_len == 6144
+    resolved = vllm_engine._engine.vllm_config  # what vLLM chose for this CPU, not a constant
+    assert cap.block_size == resolved.cache_config.block_size and cap.kv_tokens == cap.num_blocks * cap.block_size
+    assert cap.num_blocks == 193 and cap.usable_blocks == 192 and cap.max_model_len == 6144
     assert max_concurrency_at_max_len(cap) == pytest.approx(cap.engine_max_concurrency)
     per_seq = blocks_per_sequence(cap, cap.max_model_len)
     # Exactly the engine's concurrency fits; one more request does not.
