@@ -255,7 +255,10 @@ class StepResult:
     batch it formed itself (``returned_lag`` 0), or under async scheduling / SGLang's
     overlap loop the one formed ``returned_lag`` steps earlier; -1 when it returned none.
     ``schedule_s`` / ``update_s``: host seconds inside the scheduler's batch forming and
-    output processing; ``probe_s``: seconds the adapter's own instrumentation took.
+    output processing; ``probe_s``: seconds the adapter's own instrumentation took;
+    ``convert_s``: seconds the adapter took turning the engine's outputs into ``deltas``
+    (after the engine returned them, before this result is built). All of them are inside
+    the step: the harness overhead (time between steps) does not see them.
     """
 
     deltas: tuple[RequestDelta, ...]
@@ -269,3 +272,34 @@ class StepResult:
     schedule_s: float = 0.0
     update_s: float = 0.0
     probe_s: float = 0.0
+    convert_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class EngineCounters:
+    """Cumulative engine statistics since build, as the engine counts them; None where it counts none.
+
+    ``prefix_queries`` / ``prefix_hits``: prompt tokens looked up in / served from the prefix
+    cache. ``generation_tokens``: output tokens the engine core emitted; ``dropped_tokens``:
+    of those, tokens emitted for requests already aborted, which reach no caller.
+    ``spec_*``: speculative decoding (drafts, draft tokens, accepted draft tokens). The
+    driver reads them at the two ends of a window and takes differences.
+    """
+
+    generation_tokens: int = 0
+    prefix_queries: int | None = None
+    prefix_hits: int | None = None
+    preemptions: int | None = None
+    dropped_tokens: int | None = None
+    spec_drafts: int | None = None
+    spec_draft_tokens: int | None = None
+    spec_accepted_tokens: int | None = None
+
+    def to_dict(self) -> dict[str, int]:
+        """The counters the engine reports, by name (the results file's form)."""
+        return {k: v for k, v in self.__dict__.items() if v is not None}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, int]) -> "EngineCounters":
+        names = cls.__dataclass_fields__
+        return cls(**{k: int(v) for k, v in d.items() if k in names})

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Callable, ContextManager, Protocol, Sequence
 
 from inproc.engines.pieces import EngineBuildError, Guarded
-from inproc.types import EngineInfo, LaunchSpec, Placement, RequestSpec, StepResult
+from inproc.types import EngineCounters, EngineInfo, LaunchSpec, Placement, RequestSpec, StepResult
 
 
 class Engine(Protocol):
@@ -41,16 +41,9 @@ class Engine(Protocol):
     def reset_prefix_cache(self) -> bool:
         """Empty the prefix cache; returns False if the engine refused (requests in flight)."""
 
-    def counters(self) -> dict[str, int]:
-        """Cumulative engine statistics since build, as the engine counts them.
-
-        Keys (present when the engine reports them): ``prefix_queries`` / ``prefix_hits``
-        (prompt tokens looked up in / served from the prefix cache), ``preemptions``,
-        ``generation_tokens`` (output tokens the engine core emitted), ``dropped_tokens``
-        (of those, tokens emitted for requests already aborted, which reach no caller),
-        ``spec_drafts`` / ``spec_draft_tokens`` / ``spec_accepted_tokens`` (speculative
-        decoding). The driver takes differences over a window.
-        """
+    def counters(self) -> EngineCounters:
+        """Cumulative engine statistics since build, as the engine counts them (see
+        :class:`~inproc.types.EngineCounters`). The driver takes differences over a window."""
 
     def start_profile(self, kind: str, directory: str, with_stack: bool, name: str) -> None:
         """Start the engine's own profiler on every rank: ``torch`` (a trace per rank into

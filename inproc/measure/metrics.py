@@ -128,7 +128,13 @@ def per_request_tok_s(trace: CellTrace, w: Window) -> float | None:
 
 
 def ttft_s(trace: CellTrace, req: RequestTrace) -> float | None:
-    """Submit (``add_request``) to the end of the step that returned the request's first token."""
+    """Submit (just before the request is handed to ``add_request``) to the end of the step that returned its first token.
+
+    Submit is stamped at that same point on every engine, so the engine's own intake of
+    the prompt is inside TTFT wherever the engine does it: vLLM inside ``add_request``
+    (input processing, block hashing), SGLang inside its next ``step()``. Files written
+    before this rule stamped it after ``add_request`` returned, which left vLLM's intake out.
+    """
     if len(req.token_steps) == 0:
         return None
     return float(trace.steps.t_end_s[req.token_steps[0]] - req.submit_s)
@@ -193,10 +199,9 @@ def harness_overhead(trace: CellTrace, w: Window) -> float:
 
 
 def counter_delta(trace: CellTrace, name: str) -> int | None:
-    """Difference of an engine counter between window open and window close."""
-    if name not in trace.counters_start or name not in trace.counters_end:
-        return None
-    return int(trace.counters_end[name] - trace.counters_start[name])
+    """Difference of an engine counter (an ``EngineCounters`` field) between window open and window close."""
+    start, end = getattr(trace.counters_start, name, None), getattr(trace.counters_end, name, None)
+    return None if start is None or end is None else int(end - start)
 
 
 def spec_acceptance_rate(trace: CellTrace) -> float | None:

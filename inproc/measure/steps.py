@@ -20,14 +20,20 @@ import numpy as np
 from inproc.codec import decode_array, encode_array
 from inproc.types import GRAPH_MODES, ForwardStats, StepResult
 
-#: Float columns; the first two are in every file ever written.
-FLOAT_COLUMNS = ("t_start_s", "t_end_s", "schedule_s", "update_s", "probe_s", "flops", "read_bytes", "write_bytes")
-#: Integer columns; the first four are in every file ever written.
-INT_COLUMNS = ("num_running", "num_waiting", "num_scheduled_tokens", "num_preempted", "num_prefill_reqs",
-               "num_prefill_tokens", "num_decode_reqs", "num_decode_tokens", "output_of", "graph_mode",
-               "num_unpadded_tokens", "num_padded_tokens")
-_FORWARD_FLOATS = slice(FLOAT_COLUMNS.index("flops"), len(FLOAT_COLUMNS))
-_FORWARD_INTS = slice(INT_COLUMNS.index("graph_mode"), len(INT_COLUMNS))
+#: Float columns of the step itself, filled by StepRecorder.append in this order; the first
+#: two are in every file ever written (``convert_s`` is newer: NaN in older files).
+STEP_FLOATS = ("t_start_s", "t_end_s", "schedule_s", "update_s", "probe_s", "convert_s")
+#: Integer columns of the step itself; the first four are in every file ever written.
+STEP_INTS = ("num_running", "num_waiting", "num_scheduled_tokens", "num_preempted", "num_prefill_reqs",
+             "num_prefill_tokens", "num_decode_reqs", "num_decode_tokens", "output_of")
+#: Columns of a batch's forward, filed under the row of the step that formed the batch.
+FORWARD_FLOATS = ("flops", "read_bytes", "write_bytes")
+FORWARD_INTS = ("graph_mode", "num_unpadded_tokens", "num_padded_tokens")
+FLOAT_COLUMNS = STEP_FLOATS + FORWARD_FLOATS
+INT_COLUMNS = STEP_INTS + FORWARD_INTS
+_FORWARD_FLOATS = slice(len(STEP_FLOATS), len(FLOAT_COLUMNS))
+_FORWARD_INTS = slice(len(STEP_INTS), len(INT_COLUMNS))
+_N_STEP_FLOATS, _N_STEP_INTS = len(STEP_FLOATS), len(STEP_INTS)
 
 
 @dataclass(eq=False)
@@ -73,7 +79,12 @@ class StepTrace:
 
 
 class StepRecorder:
-    """Appends step rows into preallocated arrays (grown by doubling) during a cell."""
+    """Appends step rows into preallocated arrays (grown by doubling) during a cell.
+
+    Nothing it keeps grows per step but the two arrays, which the garbage collector does
+    not walk. A new per-step column is one name in STEP_FLOATS / STEP_INTS and one value
+    in :meth:`append`'s row, in the same position.
+    """
 
     def __init__(self, capacity: int = 4096) -> None:
         self._n = 0
@@ -87,11 +98,15 @@ class StepRecorder:
             self._f = np.concatenate([self._f, np.full_like(self._f, np.nan)])
             self._i = np.concatenate([self._i, np.full_like(self._i, -1)])
         b = res.batch
-        shape = (b.num_prefill_reqs, b.num_prefill_tokens, b.num_decode_reqs, b.num_decode_tokens) if b else (-1,) * 4
         source = i - res.returned_lag if res.returned_lag >= 0 else -1
-        self._f[i, :5] = (t_start, t_end, res.schedule_s, res.update_s, res.probe_s)
-        self._i[i, :9] = (res.num_running, res.num_waiting, res.num_scheduled_tokens, res.num_preempted, *shape,
-                          max(source, -1))
+        self._f[i, :_N_STEP_FLOATS] = (t_start, t_end, res.schedule_s, res.update_s, res.probe_s, res.convert_s)
+        if b is None:
+            self._i[i, :_N_STEP_INTS] = (res.num_running, res.num_waiting, res.num_scheduled_tokens,
+                                         res.num_preempted, -1, -1, -1, -1, max(source, -1))
+        else:
+            self._i[i, :_N_STEP_INTS] = (res.num_running, res.num_waiting, res.num_scheduled_tokens,
+                                         res.num_preempted, b.num_prefill_reqs, b.num_prefill_tokens,
+                                         b.num_decode_reqs, b.num_decode_tokens, max(source, -1))
         if res.forward is not None and source >= 0:
             self._set_forward(source, res.forward)
         self._n = i + 1

@@ -9,26 +9,38 @@ On disk, arrays go through the results file's one codec (``inproc.codec``).
 """
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from inproc.measure.steps import StepTrace
 from inproc.codec import decode_array, encode_array
+from inproc.types import EngineCounters
+
+
+def _int32s() -> array:
+    return array("i")
 
 
 @dataclass
 class RequestTrace:
-    """One request's life: submitted at ``submit_s``, tokens at steps ``token_steps``."""
+    """One request's life: submitted at ``submit_s``, tokens at steps ``token_steps``.
+
+    ``submit_s`` is stamped just before the request is handed to ``Engine.add_request``.
+    The token columns are int32 ``array``s, not lists: the garbage collector does not walk
+    them, however many tokens a run keeps (a list is walked item by item at every full
+    collection).
+    """
 
     request_id: str
     prompt_tokens: int
     max_tokens: int
     submit_s: float
     initial: bool  # one of the first C requests of the cell (not a refill)
-    token_steps: list[int] = field(default_factory=list)  # step index of each arrival
-    token_counts: list[int] = field(default_factory=list)  # tokens in that arrival
-    token_ids: list[int] = field(default_factory=list)
+    token_steps: array = field(default_factory=_int32s)  # step index of each arrival
+    token_counts: array = field(default_factory=_int32s)  # tokens in that arrival
+    token_ids: array = field(default_factory=_int32s)
     finished_step: int | None = None
     finish_reason: str | None = None
     num_cached_tokens: int | None = None
@@ -86,8 +98,8 @@ class CellTrace:
     window_open_s: float | None  # step end at which the decode window opened
     window_target_s: float  # the window length asked for
     window_open_reason: str = ""
-    counters_start: dict[str, int] = field(default_factory=dict)  # engine counters at window open
-    counters_end: dict[str, int] = field(default_factory=dict)  # ... and at window close
+    counters_start: EngineCounters | None = None  # engine counters at window open
+    counters_end: EngineCounters | None = None  # ... and at window close
     clock_origin_s: float = 0.0  # absolute perf_counter() of the cell start (maps telemetry onto the trace)
     window_steps: int | None = None  # a window of exactly this many steps (None: window_target_s seconds)
     profiled: ProfiledSteps | None = None  # steps a profiler covered after the window
@@ -99,8 +111,8 @@ class CellTrace:
             "window_open_s": self.window_open_s,
             "window_target_s": self.window_target_s,
             "window_open_reason": self.window_open_reason,
-            "counters_start": self.counters_start,
-            "counters_end": self.counters_end,
+            "counters_start": self.counters_start.to_dict() if self.counters_start else {},
+            "counters_end": self.counters_end.to_dict() if self.counters_end else {},
             "clock_origin_s": self.clock_origin_s,
             "window_steps": self.window_steps,
             "profiled": self.profiled.to_dict() if self.profiled else None,
@@ -114,8 +126,8 @@ class CellTrace:
             window_open_s=d["window_open_s"],
             window_target_s=d["window_target_s"],
             window_open_reason=d.get("window_open_reason", ""),
-            counters_start=d.get("counters_start", {}),
-            counters_end=d.get("counters_end", {}),
+            counters_start=EngineCounters.from_dict(d["counters_start"]) if d.get("counters_start") else None,
+            counters_end=EngineCounters.from_dict(d["counters_end"]) if d.get("counters_end") else None,
             clock_origin_s=d.get("clock_origin_s", 0.0),
             window_steps=d.get("window_steps"),
             profiled=ProfiledSteps.from_dict(d["profiled"]) if d.get("profiled") else None,

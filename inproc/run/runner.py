@@ -24,7 +24,7 @@ from inproc.plan.prompts import PromptFactory
 from inproc.record import derive
 from inproc.record.io import ResultsWriter
 from inproc.record.schema import DecodeEntry, PrefillEntry, RunRecord
-from inproc.run import cell as measure
+from inproc.run.cell import EntryFailed, measure_decode, measure_prefill, reproduce_command
 from inproc.run.driver import Driver
 from inproc.run.profiling import DebugSettings
 from inproc.run.progress import Progress
@@ -102,7 +102,7 @@ class Runner:
         """``fn(*args)``; on an engine failure, its Error entry after the engine is back to idle."""
         try:
             return fn(*args)
-        except measure.EntryFailed as failed:
+        except EntryFailed as failed:
             self._failed = failed.entry  # what a hung rebuild saves
             self._recover(failed.error)
             self._failed = None
@@ -179,7 +179,7 @@ class Runner:
         progress = self.ctx.progress
         self._measuring("prefill", context)
         progress.begin(f"prefill {context:>8,} tokens")
-        entry = self._guarded(measure.measure_prefill, self.driver, self.sampling, self.prompts, context, self.record.plan)
+        entry = self._guarded(measure_prefill, self.driver, self.sampling, self.prompts, context, self.record.plan)
         # Its last sample left the row's shared context in the prefix cache (shared mode).
         self._primed = context if entry.error is None else None
         progress.end(prefill_line(entry))
@@ -187,11 +187,11 @@ class Runner:
 
     def _decode(self, cell) -> DecodeEntry:
         rec, progress = self.record, self.ctx.progress
-        reproduce = measure.reproduce_command(rec.profile.path or rec.profile.name, rec.profile.overrides, rec.plan, cell)
+        reproduce = reproduce_command(rec.profile.path or rec.profile.name, rec.profile.overrides, rec.plan, cell)
         self._measuring("decode", cell, reproduce)
         if not cell.pre_status:
             progress.begin(f"decode  {cell.context:>8,} x {cell.concurrency:<3}")
-        entry = self._guarded(measure.measure_decode, self.driver, self.sampling, self.prompts, cell, rec.plan,
+        entry = self._guarded(measure_decode, self.driver, self.sampling, self.prompts, cell, rec.plan,
                               self.engine.info.capacity, reproduce, rec.peaks, self._primed == cell.context,
                               self.ctx.debug)
         if not cell.pre_status:

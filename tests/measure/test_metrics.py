@@ -6,6 +6,7 @@ import pytest
 
 from inproc.measure import metrics as m
 from inproc.measure.trace import CellTrace, RequestTrace, StepTrace
+from inproc.types import EngineCounters
 
 
 def make_trace(step_ends, running, requests, open_s, window_s, gap=0.0, waiting=None):
@@ -75,8 +76,8 @@ def test_completed_excludes_aborted_and_outside():
 
 def test_spec_decode_from_counter_differences():
     tr = make_trace([0.1], [1], [], None, 1.0)
-    tr.counters_start = {"spec_drafts": 10, "spec_draft_tokens": 50, "spec_accepted_tokens": 20}
-    tr.counters_end = {"spec_drafts": 30, "spec_draft_tokens": 150, "spec_accepted_tokens": 80}
+    tr.counters_start = EngineCounters(0, spec_drafts=10, spec_draft_tokens=50, spec_accepted_tokens=20)
+    tr.counters_end = EngineCounters(0, spec_drafts=30, spec_draft_tokens=150, spec_accepted_tokens=80)
     assert m.spec_acceptance_rate(tr) == pytest.approx(60 / 100)
     assert m.spec_mean_acceptance_length(tr) == pytest.approx(1 + 60 / 20)
     assert m.window(tr) is None

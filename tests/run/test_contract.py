@@ -26,15 +26,15 @@ def test_tokens_counted_equal_tokens_the_engine_emitted(driver, prompts, engine)
     trace = driver.decode_cell(CellPrompts(prompts, 96, 3, "distinct", 16), DecodeSettings(3, 1.0, 6))
     after = engine.counters()
     # SGLang runs an aborted request once more; that token reaches no caller (it counts it apart).
-    emitted = (after["generation_tokens"] - before["generation_tokens"]
-               - (after.get("dropped_tokens", 0) - before.get("dropped_tokens", 0)))
+    emitted = (after.generation_tokens - before.generation_tokens
+               - ((after.dropped_tokens or 0) - (before.dropped_tokens or 0)))
     finished = [r for r in trace.requests if r.finish_reason == "length"]
     assert len(finished) >= 3, "requests of 6 tokens must finish and be refilled within a 1 s window"
     assert all(r.num_tokens == 6 for r in finished)
     assert all(sum(r.token_counts) == r.num_tokens for r in trace.requests)
     assert sum(r.num_tokens for r in trace.requests) == emitted
     w = m.window(trace)
-    in_window = trace.counters_end["generation_tokens"] - trace.counters_start["generation_tokens"]
+    in_window = trace.counters_end.generation_tokens - trace.counters_start.generation_tokens
     assert m.output_tokens(trace, w) == in_window
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import time
 from typing import Sequence
 
 from inproc.engines.base import EngineBuildError, files_under
@@ -25,7 +26,7 @@ from inproc.engines.sglang.info import read_info
 from inproc.engines.sglang.anatomy import forward_cost
 from inproc.engines.sglang.io import Inbox, OutputSink, RidMap, make_generate_req
 from inproc.engines.sglang.loop import EventLoop
-from inproc.types import LaunchSpec, RequestDelta, RequestSpec, StepResult
+from inproc.types import EngineCounters, LaunchSpec, RequestDelta, RequestSpec, StepResult
 
 # Steps reset_prefix_cache may take: SGLang flushes only when fully idle, which takes
 # one step to drop the last batch, plus one forward per request still being aborted.
@@ -134,8 +135,14 @@ class SglangEngine:
                 # there is none, however long the driver waits.
                 s.cur_batch_for_debug = None
         self._num_preempted += it.queues["num_preempted"]
-        return StepResult(deltas=self._deltas(), **it.queues, batch=it.shape, returned_lag=it.returned_lag,
-                          forward=it.forward, schedule_s=it.schedule_s, update_s=it.update_s, probe_s=it.probe_s)
+        t_convert = time.perf_counter()
+        deltas = self._deltas()
+        # The sink converted SGLang's outputs inside process_batch_result: the adapter's time, not SGLang's.
+        sink_s, self._sink.convert_s = self._sink.convert_s, 0.0
+        convert_s = time.perf_counter() - t_convert + sink_s
+        return StepResult(deltas=deltas, **it.queues, batch=it.shape, returned_lag=it.returned_lag,
+                          forward=it.forward, schedule_s=it.schedule_s, update_s=it.update_s - sink_s,
+                          probe_s=it.probe_s, convert_s=convert_s)
 
     def _deltas(self) -> tuple[RequestDelta, ...]:
         deltas = []
@@ -186,14 +193,11 @@ class SglangEngine:
                 return bool(replies[-1].success)
         return False
 
-    def counters(self) -> dict[str, int]:
+    def counters(self) -> EngineCounters:
         sink = self._sink
-        out = {"prefix_queries": sink.prefix_queries, "prefix_hits": sink.prefix_hits,
-               "preemptions": self._num_preempted, "generation_tokens": sink.generation_tokens,
-               "dropped_tokens": self._dropped_tokens}
-        if self.info.settings.speculative_method:
-            out.update(spec_drafts=self._spec[0], spec_draft_tokens=self._spec[1], spec_accepted_tokens=self._spec[2])
-        return out
+        spec = self._spec if self.info.settings.speculative_method else (None, None, None)
+        return EngineCounters(sink.generation_tokens, sink.prefix_queries, sink.prefix_hits, self._num_preempted,
+                              self._dropped_tokens, *spec)
 
     def start_profile(self, kind: str, directory: str, with_stack: bool, name: str) -> None:
         """SGLang's own profiler (its ProfileReq, broadcast to every TP rank), started now."""

@@ -10,6 +10,7 @@ in the same iteration), and :class:`OutputSink` takes the senders' place, turnin
 from __future__ import annotations
 
 import itertools
+import time
 from array import array
 from collections import deque
 from dataclasses import dataclass, field
@@ -84,11 +85,13 @@ class OutputSink:
         self.prefix_queries = 0
         self.prefix_hits = 0
         self.generation_tokens = 0  # every output token the scheduler emitted
+        self.convert_s = 0.0  # seconds inside send_output (the adapter's conversion) since the engine took it
 
     def send_output(self, output: object, recv_obj: object | None = None) -> None:
         """Same signature as SGLang's ``SenderWrapper.send_output``."""
         from sglang.srt.managers.io_struct import AbortReq, BatchTokenIDOutput
 
+        t = time.perf_counter()
         if isinstance(output, BatchTokenIDOutput):
             self._take_batch(output)
         elif isinstance(output, AbortReq):
@@ -96,6 +99,7 @@ class OutputSink:
             p.finished, p.finish_reason = True, _finish_kind(output.finished_reason) or "abort"
         else:
             self.control.append(output)
+        self.convert_s += time.perf_counter() - t
 
     def _take_batch(self, out) -> None:
         for i, rid in enumerate(out.rids):

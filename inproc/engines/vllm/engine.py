@@ -13,6 +13,7 @@ a step returns the outputs of the batch the previous step formed; the probe says
 from __future__ import annotations
 
 import os
+import time
 import warnings
 from typing import Sequence
 
@@ -22,7 +23,7 @@ from inproc.engines.flags import one_line
 from inproc.engines.vllm.graphs import capture_memory
 from inproc.engines.vllm.info import read_info
 from inproc.engines.vllm.probe import SchedulerProbe
-from inproc.types import LaunchSpec, RequestDelta, RequestSpec, StepResult
+from inproc.types import EngineCounters, LaunchSpec, RequestDelta, RequestSpec, StepResult
 
 
 # What the adapter reads on vLLM's scheduler (probe.py, info.py): a version without one
@@ -47,6 +48,7 @@ class VllmEngine:
             need(self._scheduler, internal)
         self._probe = SchedulerProbe(self._scheduler, shapes=anatomy)
         self.info = read_info(llm_engine, self._scheduler, model, graph_memory_bytes)
+        self._speculative = bool(self.info.settings.speculative_method)
 
     # -- Engine interface --------------------------------------------------
     def add_request(self, spec: RequestSpec) -> None:
@@ -67,6 +69,7 @@ class VllmEngine:
         probe = self._probe
         probe.begin()
         outputs = self._engine.step()
+        t_convert = time.perf_counter()
         deltas = []
         for out in outputs:
             comp = out.outputs[0] if out.outputs else None
@@ -79,6 +82,7 @@ class VllmEngine:
                     num_cached_tokens=out.num_cached_tokens,
                 )
             )
+        convert_s = time.perf_counter() - t_convert
         return StepResult(
             deltas=tuple(deltas),
             num_running=probe.num_running,
@@ -91,6 +95,7 @@ class VllmEngine:
             schedule_s=probe.schedule_s,
             update_s=probe.update_s,
             probe_s=probe.probe_s,
+            convert_s=convert_s,
         )
 
     def abort(self, request_ids: Sequence[str]) -> None:
@@ -104,15 +109,15 @@ class VllmEngine:
     def reset_prefix_cache(self) -> bool:
         return bool(self._engine.reset_prefix_cache())
 
-    def counters(self) -> dict[str, int]:
+    def counters(self) -> EngineCounters:
         c = self._probe.counters
-        out = {"generation_tokens": c.generation_tokens}
         if not self._engine.log_stats:
-            return out  # the rest come from vLLM's SchedulerStats, made only with stat logging on
-        out.update(prefix_queries=c.prefix_queries, prefix_hits=c.prefix_hits)
-        if self.info.settings.speculative_method:
-            out.update(spec_drafts=c.spec_drafts, spec_draft_tokens=c.spec_draft_tokens, spec_accepted_tokens=c.spec_accepted_tokens)
-        return out
+            # The rest come from vLLM's SchedulerStats, made only with stat logging on.
+            return EngineCounters(c.generation_tokens)
+        if not self._speculative:
+            return EngineCounters(c.generation_tokens, c.prefix_queries, c.prefix_hits)
+        return EngineCounters(c.generation_tokens, c.prefix_queries, c.prefix_hits, spec_drafts=c.spec_drafts,
+                              spec_draft_tokens=c.spec_draft_tokens, spec_accepted_tokens=c.spec_accepted_tokens)
 
     def start_profile(self, kind: str, directory: str, with_stack: bool, name: str) -> None:
         # The kind, directory and stack setting were given at build (ADAPTER.profiler_args).

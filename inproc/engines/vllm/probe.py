@@ -21,8 +21,8 @@ _TAG = "_inproc_step"  # attribute set on each SchedulerOutput: the adapter step
 
 
 @dataclass
-class EngineCounters:
-    """Cumulative engine-side statistics since the engine was built."""
+class CounterTotals:
+    """Cumulative engine-side statistics since the engine was built (read as ``types.EngineCounters``)."""
 
     prefix_queries: int = 0
     prefix_hits: int = 0
@@ -38,7 +38,7 @@ class SchedulerProbe:
     def __init__(self, scheduler, shapes: bool = True) -> None:
         self.sched = scheduler
         self.shapes = shapes  # read each batch's shape (per-request Python; off with --anatomy off)
-        self.counters = EngineCounters()
+        self.counters = CounterTotals()
         self.step = 0  # adapter steps begun so far
         self.begin()
         self._wrap()

@@ -57,7 +57,7 @@ def test_capacity_is_the_schedulers_own_accounting(idle_engine):
 
 def test_token_accounting_is_exact(idle_engine):
     lengths = {"acct-a": 5, "acct-b": 9, "acct-c": 17}
-    before = idle_engine.counters()["generation_tokens"]
+    before = idle_engine.counters().generation_tokens
     for rid, n in lengths.items():
         idle_engine.add_request(RequestSpec(rid, PROMPT, n))
     results = run_until_idle(idle_engine)
@@ -67,7 +67,7 @@ def test_token_accounting_is_exact(idle_engine):
     # SGLang's own count of each request's output, as it reported it when finishing.
     assert {rid: idle_engine.output_lengths[rid] for rid in lengths} == lengths
     assert finished == dict.fromkeys(lengths, "length")
-    assert idle_engine.counters()["generation_tokens"] - before == sum(lengths.values())
+    assert idle_engine.counters().generation_tokens - before == sum(lengths.values())
     # No speculative decoding: one token per running request per step.
     assert all(len(d.new_token_ids) == 1 for r in results for d in r.deltas)
 

@@ -42,6 +42,6 @@ def test_a_cell_on_each_loop_counts_every_token(loop, sets, lag, tmp_path):
     finished = [r for r in trace.requests if r.finish_reason == "length"]
     assert len(finished) >= 3 and all(r.num_tokens == 8 for r in finished)  # refilled, every token there
     # The window's tokens are exactly what its steps returned, as the engine counted them.
-    in_window = trace.counters_end["generation_tokens"] - trace.counters_start["generation_tokens"]
+    in_window = trace.counters_end.generation_tokens - trace.counters_start.generation_tokens
     assert cell.figures.output_tokens == in_window > 0
     assert cell.status == "Valid" or "running on average" in cell.reason

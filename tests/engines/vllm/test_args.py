@@ -137,7 +137,7 @@ _NGRAM_RUN = textwrap.dedent("""
     while engine.has_unfinished():
         tokens += sum(len(d.new_token_ids) for d in engine.step().deltas)
         steps += 1
-    print("RESULT " + json.dumps({{"steps": steps, "tokens": tokens, "counters": engine.counters()}}))
+    print("RESULT " + json.dumps({{"steps": steps, "tokens": tokens, "counters": engine.counters().to_dict()}}))
     engine.shutdown()
 """)
 

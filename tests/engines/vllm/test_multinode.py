@@ -44,7 +44,7 @@ def test_two_nodes_measure_a_cell_and_leave_nothing_running(tmp_path):
     assert cell.status == st.VALID and cell.figures.output_tokens > 0
     # Tokens counted by the driver are the tokens vLLM's engine core emitted in the window.
     t = cell.trace
-    assert m.output_tokens(t, m.window(t)) == t.counters_end["generation_tokens"] - t.counters_start["generation_tokens"]
+    assert m.output_tokens(t, m.window(t)) == t.counters_end.generation_tokens - t.counters_start.generation_tokens
     p = rec.placement
     assert (p.nodes, p.world_size, p.ranks, p.gpus_per_node, p.backend) == (2, 2, ((0,), (1,)), 0, "mp")
     assert p.rendezvous == f"127.0.0.1:{port}"

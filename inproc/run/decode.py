@@ -1,0 +1,266 @@
+"""One decode cell while it runs: C requests kept in flight, the window, every step recorded.
+
+:class:`DecodeCell` owns all of the decode loop's state: its requests (C submitted at the
+start, each refilled before the next step once it finishes), its window (when it opened,
+why, the engine counters at its two ends), its step rows (``inproc.measure.steps``) and,
+when asked, what happens after the window (a profiler, NVTX ranges, a breakpoint:
+``inproc.run.profiling``). It computes no statistic: ``inproc.measure.metrics`` does.
+
+What is timed, from where to where (``time.perf_counter`` seconds from the cell's start):
+
+- a step: from just before ``Engine.step()`` is called to just after it returns (its row's
+  ``t_start_s`` / ``t_end_s``); every token the step returned is stamped with that end;
+- a request's submit: just before it is handed to ``Engine.add_request`` (``submit_s``,
+  where TTFT starts on every engine);
+- everything else the loop does (filing tokens, the window's bookkeeping, the counters
+  read, refills) falls between steps: that is what ``harness_overhead`` measures.
+
+Garbage collection: when the window opens, the heap is frozen (``gc.freeze``), so no
+collection inside the window walks what was alive before it (the engine, earlier cells'
+records); vLLM freezes its startup heap the same way. The loop allocates nothing that
+grows with the run but the step arrays and the token ``array``s, which no collection
+walks. The freeze is undone when the window closes, unless the heap was already frozen
+when it opened (``gc.unfreeze`` cannot undo only our part of it).
+"""
+from __future__ import annotations
+
+import gc
+import time
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+from inproc.engines.base import Engine
+from inproc.engines.cuda import nvtx
+from inproc.measure.steps import StepRecorder
+from inproc.measure.trace import CellTrace, RequestTrace
+from inproc.plan.prompts import CellPrompts
+from inproc.run.interrupt import RunInterrupted
+from inproc.run.profiling import AfterWindow, DebugSettings, StepRanges
+from inproc.types import EngineCounters, RequestDelta, RequestSpec, StepResult
+
+Clock = Callable[[], float]
+TICK_S = 0.5  # at most one live status line this often
+
+
+@dataclass(frozen=True)
+class DecodeSettings:
+    """How one decode cell is driven."""
+
+    concurrency: int
+    window_s: float
+    max_tokens: int  # per request, already capped by the model's length
+    temperature: float = 1.0
+    warmup_limit_s: float = 600.0  # open the window anyway after this long (reason recorded)
+    window_steps: int | None = None  # a window of exactly this many steps instead of window_s
+
+
+class EngineNotIdle(RuntimeError):
+    """The engine still had requests when a measurement needed it empty."""
+
+
+def drain(engine: Engine, max_steps: int = 1_000_000) -> None:
+    """Step until the engine holds no request (aborted ones leave at the next step)."""
+    for _ in range(max_steps):
+        if not engine.has_unfinished():
+            return
+        engine.step()
+    raise EngineNotIdle("engine still has requests after draining")
+
+
+def stop(engine: Engine, in_flight: list[str]) -> None:
+    """Leave the engine idle and abandon the measurement in progress (Ctrl-C at a step boundary)."""
+    engine.abort(in_flight)
+    drain(engine)
+    raise RunInterrupted("stopped at a step boundary on request")
+
+
+def file_delta(req: RequestTrace, d: RequestDelta, step_index: int) -> bool:
+    """File a step's delta under its request; True when the request finished."""
+    if d.new_token_ids:
+        req.token_steps.append(step_index)
+        req.token_counts.append(len(d.new_token_ids))
+        req.token_ids.extend(d.new_token_ids)
+    if d.num_cached_tokens is not None and req.num_cached_tokens is None:
+        req.num_cached_tokens = d.num_cached_tokens
+    if d.finished:
+        req.finished_step, req.finish_reason = step_index, d.finish_reason
+    return d.finished
+
+
+def window_opens(started: int, c: int, finished: int, now_s: float, limit_s: float) -> str:
+    """Why the decode window opens at this step (``started`` of the first ``c`` requests have
+    their first token, ``finished`` requests finished in it), or "" while warm-up goes on."""
+    if started == c:
+        return f"all {c} requests decoding"
+    if finished:
+        return f"a request finished while {started} of {c} had started decoding"
+    if now_s > limit_s:
+        return f"warm-up limit {limit_s:g} s passed with {started} of {c} decoding"
+    return ""
+
+
+class DecodeCell:
+    """Keeps ``s.concurrency`` requests in flight on ``engine`` and measures one window; :meth:`run` once.
+
+    The window opens at the end of the first step after which every one of the first C
+    requests has its first token (their prefill is behind them). If that cannot happen
+    (one finished first, or the warm-up limit passed: requests queued), it opens then, and
+    the reason says so. A time window closes at the first step that ends past
+    ``s.window_s`` (that step is outside); a step window with its ``s.window_steps``-th step.
+    Request ids are ``r-N`` with N from ``ids``, which the caller keeps unique per engine.
+    """
+
+    def __init__(self, engine: Engine, prompts: CellPrompts, s: DecodeSettings, ids: Iterator[int],
+                 clock: Clock = time.perf_counter, debug: DebugSettings | None = None,
+                 should_stop: Callable[[], bool] | None = None, ticker: Callable[[str], None] | None = None) -> None:
+        self.engine, self.prompts, self.s, self.ids, self.clock = engine, prompts, s, ids, clock
+        self.debug = debug or DebugSettings()
+        self.should_stop = should_stop  # checked at every step boundary (Ctrl-C)
+        self.ticker = ticker  # live status for a terminal, called at most every TICK_S
+        self.prefix = prompts.shared_prefix() if prompts.mode == "shared" else None
+        self.t0 = 0.0  # absolute clock at the cell's start; every time kept is relative to it
+        # The requests.
+        self.active: dict[str, RequestTrace] = {}
+        self.done: list[RequestTrace] = []
+        self.submitted = 0
+        self.started = 0  # of the first C requests, those with a first token
+        # The window.
+        self.open_s: float | None = None
+        self.reason = ""
+        self.window_steps = 0  # steps inside the window so far
+        self.counters_start: EngineCounters | None = None
+        self.counters_end: EngineCounters | None = None
+        self._thaw_at_close = False  # the window froze the heap, and it was not frozen before
+        # The steps, and what is looked into besides the figures.
+        self.rec = StepRecorder()
+        self.ranges = StepRanges(nvtx(), prompts.context, s.concurrency) if self.debug.nvtx else None
+        name = f"ctx{prompts.context}-C{s.concurrency}"
+        self.after = AfterWindow(engine, self.debug, name) if self.debug.profile else None
+
+    def run(self) -> CellTrace:
+        """Submit C requests, step through the window (and any profiled steps), then abort what is left."""
+        self.t0 = self.clock()
+        try:
+            for _ in range(self.s.concurrency):
+                self._submit(initial=True)
+            self._loop()
+        finally:
+            self._thaw()
+            if self.after is not None:
+                self.after.abandon()
+        s = self.s
+        return CellTrace(self.rec.freeze(), self._close(), self.open_s, s.window_s, self.reason, self.counters_start,
+                         self.counters_end, self.t0, s.window_steps, self.after.result if self.after else None)
+
+    # -- the loop ------------------------------------------------------------------
+    def _loop(self) -> None:
+        """Steps until the window (and any profiled steps after it) is done."""
+        break_at, after = self.debug.break_at_step, self.after
+        closed, last_tick = False, -TICK_S
+        while True:
+            if break_at and not closed and self.open_s is not None and self.window_steps == break_at - 1:
+                window_step = break_at  # noqa: F841 - for the debugger: the window step about to run
+                breakpoint()  # the Nth window step runs next, on this thread (PYTHONBREAKPOINT picks the debugger)
+            i, res, now_s = self._step()
+            finished = self._file(res, i)
+            if closed:
+                if after.stepped(i):
+                    return
+            elif not self._advance(now_s, finished):
+                closed = True
+                self._thaw()
+                if after is None or after.closed_at(i):
+                    return
+            if self.should_stop is not None and self.should_stop():
+                stop(self.engine, list(self.active))
+            if self.ticker is not None and now_s - last_tick >= TICK_S:
+                last_tick = now_s
+                self.ticker(self._tick_text(now_s, res))
+            for _ in range(finished):
+                self._submit(initial=False)
+
+    def _step(self) -> tuple[int, StepResult, float]:
+        """The one place the cell steps the engine: ``Engine.step()`` between two clock reads, recorded.
+
+        Returns the step's row, its result and its end (seconds from the cell's start).
+        """
+        ranges, t0 = self.ranges, self.t0
+        if ranges is not None:
+            ranges.push(len(self.rec))
+        ts = self.clock()
+        res = self.engine.step()
+        te = self.clock()
+        i = self.rec.append(ts - t0, te - t0, res)
+        if ranges is not None:
+            ranges.pop(i, res)
+        return i, res, te - t0
+
+    # -- the requests -------------------------------------------------------------------
+    def _submit(self, initial: bool) -> None:
+        s = self.s
+        prompt = self.prompts.request(self.submitted, self.prefix)
+        req = RequestTrace(f"r-{next(self.ids)}", len(prompt), s.max_tokens, 0.0, initial)
+        spec = RequestSpec(req.request_id, prompt, s.max_tokens, s.temperature)
+        req.submit_s = self.clock() - self.t0  # before the engine takes it in: TTFT's start
+        self.engine.add_request(spec)
+        self.active[req.request_id] = req
+        self.submitted += 1
+
+    def _file(self, res: StepResult, step_index: int) -> int:
+        """File a step's deltas under their requests; returns how many requests finished."""
+        finished, active = 0, self.active
+        for d in res.deltas:
+            req = active.get(d.request_id)
+            if req is None:
+                continue  # not this cell's (aborted before it, or another caller's)
+            if req.initial and d.new_token_ids and not req.token_steps:
+                self.started += 1
+            if file_delta(req, d, step_index):
+                self.done.append(active.pop(d.request_id))
+                finished += 1
+        return finished
+
+    def _close(self) -> list[RequestTrace]:
+        """Abort what is still in flight, leave the engine idle; every request, finished ones first."""
+        self.engine.abort(list(self.active))
+        drain(self.engine)
+        for req in self.active.values():
+            req.finish_reason = req.finish_reason or "abort"
+        return self.done + list(self.active.values())
+
+    # -- the window ---------------------------------------------------------------------
+    def _advance(self, now_s: float, finished: int) -> bool:
+        """Account for a step that ended at ``now_s``; False once the window has closed."""
+        s = self.s
+        if self.open_s is None:
+            self.reason = window_opens(self.started, s.concurrency, finished, now_s, s.warmup_limit_s)
+            if self.reason:
+                self.open_s = now_s
+                self.counters_start = self.counters_end = self.engine.counters()
+                self._freeze()
+            return True
+        if s.window_steps is None and now_s > self.open_s + s.window_s:
+            return False  # this step ends past the window: it and its counts stay outside
+        self.window_steps += 1
+        self.counters_end = self.engine.counters()  # as of the last step inside the window
+        return s.window_steps is None or self.window_steps < s.window_steps
+
+    def _freeze(self) -> None:
+        self._thaw_at_close = gc.get_freeze_count() == 0
+        gc.freeze()
+
+    def _thaw(self) -> None:
+        if self._thaw_at_close:
+            self._thaw_at_close = False
+            gc.unfreeze()
+
+    def _tick_text(self, now_s: float, res: StepResult) -> str:
+        """One live status line (ends with '...': the terminal printer overwrites it)."""
+        s, open_s = self.s, self.open_s
+        if open_s is None:
+            phase = f"warm-up {now_s:.1f} s"
+        elif s.window_steps:
+            phase = f"window {now_s - open_s:.1f} s ({s.window_steps} steps)"
+        else:
+            phase = f"window {now_s - open_s:.1f}/{s.window_s:g} s"
+        return f"  {phase}, {res.num_running} running, {res.num_waiting} waiting ..."
