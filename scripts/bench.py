@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Benchmarks that check inproc's own targets; prints ratios, never asserts on time.
 
-  fidelity   inproc's decode window at C=8 (short prompts, long outputs) against
+  fidelity   inproc's decode window (short prompts, long outputs) against
              (1) a bare step() loop keeping the same C requests in flight, in one process
-             on one engine, rounds alternating (scripts/bench_fidelity.py). Target >= 0.99.
+             on one engine, rounds alternating, at C = 1, 8 and 128 (scripts/bench_fidelity.py).
+             Target >= 0.99 at each C.
              (2) the engine's own offline generate (vLLM's LLM.generate; SGLang's
              Engine.generate) in fresh processes, alternating; noisy on 2-core machines
              (single rounds swing 0.8-1.3), kept for reference. SGLang's A/B runs on its
@@ -96,10 +97,10 @@ from bench_fidelity import ab
 from inproc import engines
 from inproc.profiles.spec import load_profile
 p = load_profile(sys.argv[2]).with_overrides(tuple(sys.argv[8:]))
-rounds, context, c, max_tokens = map(int, sys.argv[3:7]); window = float(sys.argv[7])
+rounds, context, c, max_tokens, window_steps = map(int, sys.argv[3:8])
 engine = engines.build_engine(p.launch)
 try:
-    res = ab(engine, rounds, context, c, max_tokens, window)
+    res = ab(engine, rounds, context, c, max_tokens, window_steps)
     res["event_loop"] = engine.info.settings.event_loop
 finally:
     engine.shutdown()
@@ -132,9 +133,11 @@ def fidelity_ab(engine: str, rounds: int) -> None:
     """The in-process A/B: inproc's driver against a bare step() loop, same engine, same process."""
     profile = PROFILE if engine == "vllm" else SGLANG_PROFILE
     variants = [()] if engine == "vllm" else [(), ("disable-overlap-schedule=true",)]
-    for sets in variants:
-        r = _child(AB, str(ROOT), str(profile), str(rounds), str(PROMPT_TOKENS), str(CONCURRENCY), str(MAX_TOKENS),
-                   "2", *sets)
+    for sets, c in itertools.product(variants, (1, 8, 128)):
+        big = {"vllm": ["max-num-seqs=128", "num-gpu-blocks-override=2048", "max-num-batched-tokens=8192"],
+               "sglang": ["max-running-requests=128", "max-total-tokens=65536"]}[engine] if c > 8 else []
+        r = _child(AB, str(ROOT), str(profile), str(rounds), str(PROMPT_TOKENS), str(c), str(MAX_TOKENS),
+                   str(64 if c > 8 else 192), *sets, *big)
         label = f"fidelity A/B ({engine}{', ' + r['event_loop'] + ' loop' if r.get('event_loop') else ''})"
         print(bench_fidelity.report(label, r), flush=True)
 

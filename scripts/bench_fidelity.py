@@ -1,26 +1,35 @@
 """Fidelity A/B in one process on one engine: inproc's decode driver against a bare ``step()`` loop.
 
 Both sides keep the same C requests in flight on the same engine (a finished request is
-refilled before the next step) and take tokens per second over the same kind of window:
-from the end of the first step after which all C requests have their first token, for
-``window_s`` seconds. The driver's figure is ``total_tok_s`` of its cell; the bare loop
-counts the tokens its steps return and divides by the same span, and does nothing else
-(no step records, no clock reads but two per step). Rounds alternate A, B, A, B, ... so
-drift in the machine's speed falls on both sides; the ratio is of the medians, with the
-spread of the pairwise ratios.
+refilled before the next step) and take output tokens per second over the same kind of
+window: it opens at the end of the first step after which all C requests have their
+first token and holds the next ``window_steps`` steps (a window of steps, not seconds,
+so both sides measure the same amount of work however slow a contended machine makes a
+step). The driver's figure is ``total_tok_s`` of its cell (``inproc.run.decode``); the
+bare loop counts the tokens its window's steps return and divides by the same span
+(open → end of its last step), and does nothing else but read the clock once a step.
+Both run their window with the heap frozen, as the driver does (``freeze_heap``): the
+A/B measures the driver's bookkeeping, not a garbage-collection policy.
+
+Rounds alternate A B, B A, ... so drift in the machine's speed and any first/second
+effect fall on both sides. Per C the ratio is of the medians, with the spread of the
+pairwise ratios; the driver's own time between steps is printed beside it (its
+``harness_overhead`` in µs per step).
 """
 from __future__ import annotations
 
+import gc
 import statistics
 import time
 
-from inproc.measure.figures import decode_figures
+from inproc.measure import metrics as m
 from inproc.plan.prompts import CellPrompts, PromptFactory
+from inproc.run.decode import freeze_heap
 from inproc.run.driver import DecodeSettings, Driver
 from inproc.types import RequestSpec
 
 
-def bare_tok_s(engine, prompts: CellPrompts, c: int, max_tokens: int, window_s: float) -> float:
+def bare_tok_s(engine, prompts: CellPrompts, c: int, max_tokens: int, window_steps: int) -> float:
     """Output tokens per second of a minimal loop keeping ``c`` requests in flight (see the module docstring)."""
     serial = [0]
 
@@ -31,7 +40,7 @@ def bare_tok_s(engine, prompts: CellPrompts, c: int, max_tokens: int, window_s: 
         return rid
 
     live = {submit(i) for i in range(c)}
-    started, submitted, tokens, t_open = set(), c, 0, None
+    started, submitted, tokens, t_open, steps, thaw = set(), c, 0, None, 0, False
     while True:
         res = engine.step()
         now = time.perf_counter()
@@ -48,36 +57,52 @@ def bare_tok_s(engine, prompts: CellPrompts, c: int, max_tokens: int, window_s: 
                 finished += 1
         if t_open is None:
             if len(started) == c or finished:
-                t_open = now
-        elif now - t_open > window_s:
-            break
-        last = now
+                t_open, thaw = now, freeze_heap()
+        else:
+            steps += 1
+            if steps == window_steps:
+                break
         for _ in range(finished):
             live.add(submit(submitted))
             submitted += 1
+    if thaw:
+        gc.unfreeze()
     engine.abort(list(live))
     while engine.has_unfinished():
         engine.step()
-    return tokens / (last - t_open)
+    return tokens / (now - t_open)
 
 
-def ab(engine, rounds: int, context: int, c: int, max_tokens: int, window_s: float) -> dict:
-    """``rounds`` alternating pairs of driver and bare-loop windows on ``engine``."""
+def ab(engine, rounds: int, context: int, c: int, max_tokens: int, window_steps: int) -> dict:
+    """``rounds`` pairs of driver and bare-loop windows on ``engine``, in order A B, B A, A B, ..."""
     info = engine.info
     factory = PromptFactory(info.vocab_size, 99, info.special_token_ids)
     driver = Driver(engine)
-    ours, theirs = [], []
+    ours, theirs, harness_us = [], [], []
     for r in range(rounds):
-        prompts = CellPrompts(factory, context, c, "distinct", 32)
-        trace = driver.decode_cell(prompts, DecodeSettings(c, window_s, max_tokens), primed=True)
-        ours.append(decode_figures(trace).total_tok_s)
-        driver.drain()
-        theirs.append(bare_tok_s(engine, CellPrompts(factory, context + 1, c, "distinct", 32), c, max_tokens, window_s))
+        for side in ("driver", "bare") if r % 2 == 0 else ("bare", "driver"):
+            # Distinct prompts of the same length on both sides; a new seed tag per round (no prefix reuse).
+            prompts = CellPrompts(factory, context, c, "distinct", 32)
+            driver.cold_start()
+            if side == "driver":
+                trace = driver.decode_cell(prompts, DecodeSettings(c, 0.0, max_tokens, window_steps=window_steps),
+                                           primed=True)
+                w = m.window(trace)
+                ours.append(m.total_tok_s(trace, w))
+                harness_us.append(m.harness_overhead(trace, w) * w.length_s / window_steps * 1e6)
+            else:
+                theirs.append(bare_tok_s(engine, prompts, c, max_tokens, window_steps))
+        factory = PromptFactory(info.vocab_size, 100 + r, info.special_token_ids)
     pairs = [a / b for a, b in zip(ours, theirs)]
-    return {"inproc_tok_s": ours, "bare_tok_s": theirs, "ratio": statistics.median(ours) / statistics.median(theirs),
-            "pair_min": min(pairs), "pair_max": max(pairs), "rounds": rounds}
+    return {"c": c, "inproc_tok_s": ours, "bare_tok_s": theirs,
+            "ratio": statistics.median(ours) / statistics.median(theirs), "pair_min": min(pairs),
+            "pair_max": max(pairs), "rounds": rounds, "window_steps": window_steps,
+            "harness_us_per_step": statistics.median(harness_us)}
 
 
 def report(label: str, res: dict) -> str:
-    return (f"{label}: inproc driver / bare step() loop total tok/s = {res['ratio']:.3f} (medians of "
-            f"{res['rounds']} alternating rounds; pairwise {res['pair_min']:.3f}..{res['pair_max']:.3f}; target >= 0.99)")
+    """One line per C: the ratio, its spread, and the driver's time between steps."""
+    return (f"{label} C={res['c']}: inproc driver / bare step() loop total tok/s = {res['ratio']:.3f} "
+            f"(medians of {res['rounds']} alternating rounds of {res['window_steps']}-step windows; pairwise "
+            f"{res['pair_min']:.3f}..{res['pair_max']:.3f}; target >= 0.99); driver's time between steps "
+            f"{res['harness_us_per_step']:.0f} µs")
