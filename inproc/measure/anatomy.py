@@ -109,6 +109,17 @@ def host_overhead_fraction(steps: StepTrace, w: Window) -> float | None:
     return _per_step_time(steps, w, ("schedule_s", "update_s"))
 
 
+def adapter_fraction(steps: StepTrace, w: Window) -> float | None:
+    """Σ (the adapter's instrumentation + its conversion of the engine's outputs) ÷ :func:`step_time_s`.
+
+    Both run inside ``Engine.step()`` (``probe_s``: batch shape, tags, stats in the
+    scheduler wrappers; ``convert_s``: outputs turned into deltas), so the harness
+    overhead, which is the time between steps, does not see them. None for files written
+    before ``convert_s`` was recorded.
+    """
+    return _per_step_time(steps, w, ("probe_s", "convert_s"))
+
+
 def preemptions(steps: StepTrace, w: Window) -> int:
     """Requests the scheduler preempted while forming the window's batches (from each step's batch)."""
     return int(steps.num_preempted[_rows(w)].sum())
@@ -132,6 +143,7 @@ class AnatomyFigures:
     bandwidth_peak_fraction: float | None = None  # achieved_bandwidth ÷ the device's peak
     flops_peak_fraction: float | None = None  # achieved_flops ÷ the device's peak
     host_overhead: float | None = None  # host_overhead_fraction
+    adapter_overhead: float | None = None  # adapter_fraction
     scheduled_tokens: int = 0  # scheduled_tokens
 
 
@@ -149,5 +161,6 @@ def anatomy_figures(steps: StepTrace, w: Window, peak_bandwidth: float | None,
         bandwidth_peak_fraction=bw / peak_bandwidth if bw is not None and peak_bandwidth else None,
         flops_peak_fraction=fl / peak_flops if fl is not None and peak_flops else None,
         host_overhead=host_overhead_fraction(steps, w),
+        adapter_overhead=adapter_fraction(steps, w),
         scheduled_tokens=scheduled_tokens(steps, w),
     )

@@ -80,6 +80,7 @@ def definitions() -> list[Definition]:
         Definition("FLOP/s", doc(an.achieved_flops)),
         Definition("% of peak FLOP/s", "FLOP/s ÷ the device's peak dense FLOP/s for the run's dtype (named in the Step anatomy section)."),
         Definition("Host %", doc(an.host_overhead_fraction, full=True)),
+        Definition("Adapter %", doc(an.adapter_fraction, full=True)),
         Definition("Energy", doc(tm.gpu_energy_j) + gpu_sum),
         Definition("J/token", "Energy ÷ Output tokens, over the same window."),
         Definition("Mean power", doc(tm.window_mean, column="power_w") + gpu_sum),

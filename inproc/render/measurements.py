@@ -150,6 +150,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("FLOP/s", _anat("flops_per_s"), fmt.flops, "csv", "FLOP/s per GPU"),
     Column("% of peak FLOP/s", _anat("flops_peak_fraction"), fmt.pct, "present", "FLOP/s (fraction of peak)"),
     Column("Host %", _anat("host_overhead"), fmt.pct, "present", "Host overhead (fraction of step time)"),
+    Column("Adapter %", _anat("adapter_overhead"), fmt.pct, "present", "Adapter time (fraction of step time)"),
     Column("Energy", _tel("energy_j"), fmt.joules, "gpu", "Energy (J)"),
     Column("J/token", _tel("joules_per_token"), fmt.joules, "gpu", "J/token"),
     Column("Tokens/J", _tel("tokens_per_joule"), fmt.num, "csv"),
