@@ -13,7 +13,6 @@ figure, or a file written before the column existed.
 """
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,11 +33,7 @@ FLOAT_COLUMNS = STEP_FLOATS + FORWARD_FLOATS
 INT_COLUMNS = STEP_INTS + FORWARD_INTS
 _N_STEP_FLOATS, _N_STEP_INTS = len(STEP_FLOATS), len(STEP_INTS)
 _NF, _NI = len(FLOAT_COLUMNS), len(INT_COLUMNS)
-# Native byte order and 8-byte items: what np.frombuffer reads back as float64 / int64.
-_F_ROW, _I_ROW = struct.Struct(f"={_NF}d"), struct.Struct(f"={_NI}q")
-_FW_FLOATS, _FW_INTS = struct.Struct(f"={len(FORWARD_FLOATS)}d"), struct.Struct(f"={len(FORWARD_INTS)}q")
-_NAN = float("nan")
-_NO_FORWARD_FLOATS, _NO_FORWARD_INTS = (_NAN,) * len(FORWARD_FLOATS), (-1,) * len(FORWARD_INTS)
+_NO_SHAPE = (-1, -1, -1, -1)
 
 
 @dataclass(eq=False)
@@ -84,58 +79,47 @@ class StepTrace:
 
 
 class StepRecorder:
-    """Packs step rows during a cell into two preallocated byte buffers, one of floats and one of integers.
+    """Appends step rows into preallocated arrays (grown by doubling) during a cell.
 
-    A row costs two ``struct.pack_into`` calls: no Python object per step is kept, nothing
-    is walked by the garbage collector, and the buffers double when full (``numpy`` row
-    assignment costs about four times more per step). A new per-step column is one name in
-    STEP_FLOATS / STEP_INTS and one value in :meth:`append`'s row, in the same position.
+    Nothing it keeps grows per step but the two arrays, which the garbage collector does
+    not walk. A new per-step column is one name in STEP_FLOATS / STEP_INTS and one value
+    in :meth:`append`'s row, in the same position.
     """
 
-    def __init__(self, capacity: int = 1024) -> None:
-        self._n, self._cap = 0, max(capacity, 1)
-        self._f = bytearray(_F_ROW.size * self._cap)
-        self._i = bytearray(_I_ROW.size * self._cap)
+    def __init__(self, capacity: int = 4096) -> None:
+        self._n = 0
+        self._f = np.full((capacity, _NF), np.nan)
+        self._i = np.full((capacity, _NI), -1, dtype=np.int64)
 
     def append(self, t_start: float, t_end: float, res: StepResult) -> int:
         """Record one step (and the forward of the batch it returned); returns its index."""
         i = self._n
-        if i == self._cap:
-            self._f += bytes(len(self._f))
-            self._i += bytes(len(self._i))
-            self._cap *= 2
-        b, fw = res.batch, res.forward
+        if i == len(self._f):
+            self._f = np.concatenate([self._f, np.full_like(self._f, np.nan)])
+            self._i = np.concatenate([self._i, np.full_like(self._i, -1)])
+        b = res.batch
+        shape = (b.num_prefill_reqs, b.num_prefill_tokens, b.num_decode_reqs, b.num_decode_tokens) if b else _NO_SHAPE
         source = i - res.returned_lag if res.returned_lag >= 0 else -1
-        _F_ROW.pack_into(self._f, i * _F_ROW.size, t_start, t_end, res.schedule_s, res.update_s, res.probe_s,
-                         res.convert_s, *_NO_FORWARD_FLOATS)
-        if b is None:
-            _I_ROW.pack_into(self._i, i * _I_ROW.size, res.num_running, res.num_waiting, res.num_scheduled_tokens,
-                             res.num_preempted, -1, -1, -1, -1, max(source, -1), *_NO_FORWARD_INTS)
-        else:
-            _I_ROW.pack_into(self._i, i * _I_ROW.size, res.num_running, res.num_waiting, res.num_scheduled_tokens,
-                             res.num_preempted, b.num_prefill_reqs, b.num_prefill_tokens, b.num_decode_reqs,
-                             b.num_decode_tokens, max(source, -1), *_NO_FORWARD_INTS)
-        if fw is not None and source >= 0:
-            self._set_forward(source, fw)
+        self._f[i, :_N_STEP_FLOATS] = (t_start, t_end, res.schedule_s, res.update_s, res.probe_s, res.convert_s)
+        self._i[i, :_N_STEP_INTS] = (res.num_running, res.num_waiting, res.num_scheduled_tokens, res.num_preempted,
+                                     *shape, max(source, -1))
+        if res.forward is not None and source >= 0:
+            self._set_forward(source, res.forward)
         self._n = i + 1
         return i
 
     def _set_forward(self, row: int, fw: ForwardStats) -> None:
         mode = GRAPH_MODES.index(fw.graph_mode) if fw.graph_mode in GRAPH_MODES else -1
-        _FW_INTS.pack_into(self._i, row * _I_ROW.size + 8 * _N_STEP_INTS, mode, _int(fw.num_unpadded_tokens),
-                           _int(fw.num_padded_tokens))
-        _FW_FLOATS.pack_into(self._f, row * _F_ROW.size + 8 * _N_STEP_FLOATS, _float(fw.flops),
-                             _float(fw.read_bytes), _float(fw.write_bytes))
+        self._i[row, _N_STEP_INTS:] = (mode, _int(fw.num_unpadded_tokens), _int(fw.num_padded_tokens))
+        self._f[row, _N_STEP_FLOATS:] = (_float(fw.flops), _float(fw.read_bytes), _float(fw.write_bytes))
 
     def __len__(self) -> int:
         return self._n
 
     def freeze(self) -> StepTrace:
         n = self._n
-        f = np.frombuffer(self._f, dtype=np.float64, count=n * _NF).reshape(n, _NF)
-        i = np.frombuffer(self._i, dtype=np.int64, count=n * _NI).reshape(n, _NI)
-        cols = {name: f[:, k].copy() for k, name in enumerate(FLOAT_COLUMNS)}
-        cols.update({name: i[:, k].copy() for k, name in enumerate(INT_COLUMNS)})
+        cols = {name: self._f[:n, k].copy() for k, name in enumerate(FLOAT_COLUMNS)}
+        cols.update({name: self._i[:n, k].copy() for k, name in enumerate(INT_COLUMNS)})
         return StepTrace(cols)
 
 
@@ -144,4 +128,4 @@ def _int(v: int | None) -> int:
 
 
 def _float(v: float | None) -> float:
-    return _NAN if v is None else float(v)
+    return np.nan if v is None else float(v)

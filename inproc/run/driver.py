@@ -51,7 +51,7 @@ class Driver:
         each step between two clock reads.
         """
         engine, clock = self.engine, self.clock
-        rec, t0 = StepRecorder(), clock()
+        rec, t0 = StepRecorder(64), clock()
         req = RequestTrace(f"one-{next(self.ids)}", len(prompt), max_tokens, 0.0, True)
         spec = RequestSpec(req.request_id, prompt, max_tokens, temperature)
         before = engine.counters()
