@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from inproc import types as st
+from inproc.measure import anatomy as an
 from inproc.measure import metrics as m
 from inproc.measure.figures import decode_figures
 from inproc.measure.judge import judge_decode
@@ -36,6 +37,10 @@ def test_tokens_counted_equal_tokens_the_engine_emitted(driver, prompts, engine)
     w = m.window(trace)
     in_window = trace.counters_end.generation_tokens - trace.counters_start.generation_tokens
     assert m.output_tokens(trace, w) == in_window
+    # The adapter stamps its own conversion of the outputs, inside the step and apart from its probe.
+    s = trace.steps
+    assert (s.convert_s > 0).all() and (s.probe_s + s.convert_s < s.t_end_s - s.t_start_s).all()
+    assert 0 < an.adapter_fraction(s, w) < 1
 
 
 def test_window_excludes_warm_up(driver, prompts):
