@@ -60,7 +60,7 @@ def test_break_at_step_stops_once_at_that_step(tmp_path):
     engine = "vllm" if INSTALLED["vllm"] else "sglang"
     p = _cli("cell", str(DEFAULT_PROFILES[engine]), "--context", "128", "--concurrency", "1", "--window-steps", "6",
              "--max-output", "64", "--break-at-step", "3", "--telemetry-hz", "0", "--out", str(tmp_path / "r.json"),
-             stdin="p window_step\np len(rec)\nc\n")
+             stdin="p window_step\np len(self.rec)\nc\n")
     assert p.returncode == 0, p.stderr[-3000:]
     assert p.stdout.count("(Pdb)") == 3  # one stop: a prompt per command, none after 'c'
     prompts = re.findall(r"\(Pdb\) (\S+)", p.stdout)

@@ -138,10 +138,11 @@ class SglangEngine:
         t_convert = time.perf_counter()
         deltas = self._deltas()
         # The sink converted SGLang's outputs inside process_batch_result: the adapter's time, not SGLang's.
+        # (An abort or control reply sent while ingesting is sink time outside it: hence the floor.)
         sink_s, self._sink.convert_s = self._sink.convert_s, 0.0
         convert_s = time.perf_counter() - t_convert + sink_s
         return StepResult(deltas=deltas, **it.queues, batch=it.shape, returned_lag=it.returned_lag,
-                          forward=it.forward, schedule_s=it.schedule_s, update_s=it.update_s - sink_s,
+                          forward=it.forward, schedule_s=it.schedule_s, update_s=max(it.update_s - sink_s, 0.0),
                           probe_s=it.probe_s, convert_s=convert_s)
 
     def _deltas(self) -> tuple[RequestDelta, ...]:
