@@ -17,10 +17,11 @@ What is timed, from where to where (``time.perf_counter`` seconds from the cell'
 
 Garbage collection: when the window opens, the heap is frozen (``gc.freeze``), so no
 collection inside the window walks what was alive before it (the engine, earlier cells'
-records); vLLM freezes its startup heap the same way. The loop allocates nothing that
-grows with the run but the step arrays and the token ``array``s, which no collection
-walks. The freeze is undone when the window closes, unless the heap was already frozen
-when it opened (``gc.unfreeze`` cannot undo only our part of it).
+records), and unfrozen when it closes. An engine that keeps its own heap frozen (vLLM
+freezes its startup heap) is left as it is: ``gc.unfreeze`` cannot undo only our part,
+and freezing again at every window would keep garbage that dies later (cycles among a
+cell's requests) from ever being collected. The loop allocates nothing that grows with
+the run but the step arrays and the token ``array``s, which no collection walks.
 """
 from __future__ import annotations
 
@@ -100,11 +101,12 @@ def window_opens(started: int, c: int, finished: int, now_s: float, limit_s: flo
 
 
 def freeze_heap() -> bool:
-    """Freeze every object alive now (``gc.freeze``); True when the heap was not frozen before,
-    so that ``gc.unfreeze()`` afterwards undoes exactly this (see the module docstring)."""
-    was_frozen = gc.get_freeze_count() > 0
+    """Freeze every object alive now (``gc.freeze``) unless the engine keeps a frozen heap already;
+    True when it froze, so that ``gc.unfreeze()`` afterwards undoes exactly this."""
+    if gc.get_freeze_count() > 0:
+        return False
     gc.freeze()
-    return not was_frozen
+    return True
 
 
 class DecodeCell:
