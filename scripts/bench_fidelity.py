@@ -8,8 +8,9 @@ so both sides measure the same amount of work however slow a contended machine m
 step). The driver's figure is ``total_tok_s`` of its cell (``inproc.run.decode``); the
 bare loop counts the tokens its window's steps return and divides by the same span
 (open → end of its last step), and does nothing else but read the clock once a step.
-Both run their window with the heap frozen, as the driver does (``freeze_heap``): the
-A/B measures the driver's bookkeeping, not a garbage-collection policy.
+Both run their window with the heap frozen where the engine has not frozen it itself,
+as the driver does (``inproc.run.decode``): the A/B measures the driver's bookkeeping,
+not a garbage-collection policy.
 
 Rounds alternate A B, B A, ... so drift in the machine's speed and any first/second
 effect fall on both sides. Per C the ratio is of the medians, with the spread of the
@@ -24,7 +25,7 @@ import time
 
 from inproc.measure import metrics as m
 from inproc.plan.prompts import CellPrompts, PromptFactory
-from inproc.run.decode import freeze_heap
+from inproc.run.decode import heap_frozen
 from inproc.run.driver import DecodeSettings, Driver
 from inproc.types import RequestSpec
 
@@ -39,8 +40,9 @@ def bare_tok_s(engine, prompts: CellPrompts, c: int, max_tokens: int, window_ste
         engine.add_request(RequestSpec(rid, prompts.request(i), max_tokens))
         return rid
 
+    freeze = not heap_frozen()  # asked before the window: it walks the frozen heap
     live = {submit(i) for i in range(c)}
-    started, submitted, tokens, t_open, steps, thaw = set(), c, 0, None, 0, False
+    started, submitted, tokens, t_open, steps = set(), c, 0, None, 0
     while True:
         res = engine.step()
         now = time.perf_counter()
@@ -57,7 +59,9 @@ def bare_tok_s(engine, prompts: CellPrompts, c: int, max_tokens: int, window_ste
                 finished += 1
         if t_open is None:
             if len(started) == c or finished:
-                t_open, thaw = now, freeze_heap()
+                t_open = now
+                if freeze:
+                    gc.freeze()
         else:
             steps += 1
             if steps == window_steps:
@@ -65,7 +69,7 @@ def bare_tok_s(engine, prompts: CellPrompts, c: int, max_tokens: int, window_ste
         for _ in range(finished):
             live.add(submit(submitted))
             submitted += 1
-    if thaw:
+    if freeze:
         gc.unfreeze()
     engine.abort(list(live))
     while engine.has_unfinished():

@@ -100,13 +100,13 @@ def window_opens(started: int, c: int, finished: int, now_s: float, limit_s: flo
     return ""
 
 
-def freeze_heap() -> bool:
-    """Freeze every object alive now (``gc.freeze``) unless the engine keeps a frozen heap already;
-    True when it froze, so that ``gc.unfreeze()`` afterwards undoes exactly this."""
-    if gc.get_freeze_count() > 0:
-        return False
-    gc.freeze()
-    return True
+def heap_frozen() -> bool:
+    """Whether the heap is frozen already (an engine that freezes its own: vLLM).
+
+    ``gc.get_freeze_count`` walks every frozen object (a quarter of a second for vLLM's
+    heap on a busy CPU): ask before a window opens, never inside one.
+    """
+    return gc.get_freeze_count() > 0
 
 
 class DecodeCell:
@@ -140,7 +140,8 @@ class DecodeCell:
         self.window_steps = 0  # steps inside the window so far
         self.counters_start: EngineCounters | None = None
         self.counters_end: EngineCounters | None = None
-        self._thaw_at_close = False  # the window froze the heap, and it was not frozen before
+        self._freeze_window = not heap_frozen()  # asked now: it costs time (see heap_frozen)
+        self._thaw_at_close = False  # the window froze the heap
         # The steps, and what is looked into besides the figures.
         self.rec = StepRecorder()
         self.ranges = StepRanges(nvtx(), prompts.context, s.concurrency) if self.debug.nvtx else None
@@ -268,7 +269,9 @@ class DecodeCell:
         return s.window_steps is None or self.window_steps < s.window_steps
 
     def _freeze(self) -> None:
-        self._thaw_at_close = freeze_heap()
+        if self._freeze_window:
+            gc.freeze()  # constant time: the generations' lists are moved, not walked
+            self._thaw_at_close = True
 
     def _thaw(self) -> None:
         if self._thaw_at_close:
