@@ -135,7 +135,7 @@ def fidelity_ab(engine: str, rounds: int) -> None:
         big = {"vllm": ["max-num-seqs=128", "num-gpu-blocks-override=2048", "max-num-batched-tokens=8192"],
                "sglang": ["max-running-requests=128", "max-total-tokens=65536"]}[engine] if c > 8 else []
         r = _child(AB, str(ROOT), str(profile), str(rounds), str(PROMPT_TOKENS), str(c), str(MAX_TOKENS),
-                   str(64 if c > 8 else 192), *sets, *big)
+                   str(128 if c > 8 else 512), *sets, *big)
         label = f"fidelity A/B ({engine}{', ' + r['event_loop'] + ' loop' if r.get('event_loop') else ''})"
         print(bench_fidelity.report(label, r), flush=True)
 
