@@ -279,12 +279,10 @@ class StepResult:
 class EngineCounters:
     """Cumulative engine statistics since build, as the engine counts them; None where it counts none.
 
-    ``prefix_queries`` / ``prefix_hits``: prompt tokens looked up in / served from the prefix
-    cache. ``generation_tokens``: output tokens the engine core emitted; ``dropped_tokens``:
-    of those, tokens emitted for requests already aborted, which reach no caller.
-    ``spec_*``: speculative decoding (drafts, draft tokens, accepted draft tokens). The
-    driver reads them at the two ends of a window and takes differences.
-    """
+    ``prefix_queries`` / ``hits``: prompt tokens looked up in / served from the prefix cache.
+    ``generation_tokens``: output tokens the engine core emitted; ``dropped_tokens``: of those,
+    emitted for requests already aborted. ``spec_*``: speculative decoding (drafts, draft
+    tokens, accepted draft tokens). The driver takes differences over a window."""
 
     generation_tokens: int = 0
     prefix_queries: int | None = None
@@ -301,5 +299,4 @@ class EngineCounters:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, int]) -> "EngineCounters":
-        names = cls.__dataclass_fields__
-        return cls(**{k: int(v) for k, v in d.items() if k in names})
+        return cls(**{k: int(v) for k, v in d.items() if k in cls.__dataclass_fields__})
