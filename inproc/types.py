@@ -255,10 +255,8 @@ class StepResult:
     batch it formed itself (``returned_lag`` 0), or under async scheduling / SGLang's
     overlap loop the one formed ``returned_lag`` steps earlier; -1 when it returned none.
     ``schedule_s`` / ``update_s``: host seconds inside the scheduler's batch forming and
-    output processing; ``probe_s``: seconds the adapter's own instrumentation took;
-    ``convert_s``: seconds the adapter took turning the engine's outputs into ``deltas``
-    (after the engine returned them, before this result is built). All of them are inside
-    the step: the harness overhead (time between steps) does not see them.
+    output processing; ``probe_s`` / ``convert_s``: seconds the adapter's own instrumentation
+    / its turning the engine's outputs into ``deltas`` took (inside the step, unlike the harness).
     """
 
     deltas: tuple[RequestDelta, ...]
