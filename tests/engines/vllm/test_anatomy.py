@@ -100,7 +100,7 @@ def test_anatomy_off_builds_vllm_as_its_arguments_say(vllm_engine, bare_vllm_eng
         assert (engine._scheduler.perf_metrics is not None) is flag
         assert engine._engine.log_stats is flag  # on: forced on; off: the profile's --disable-log-stats kept
     # Counters vLLM reports only through its SchedulerStats are absent, not zero.
-    assert {"prefix_queries", "prefix_hits"} <= set(on.counters()) and set(off.counters()) == {"generation_tokens"}
+    assert {"prefix_queries", "prefix_hits"} <= set(on.counters().to_dict()) and set(off.counters().to_dict()) == {"generation_tokens"}
     info = off.info
     trace = Driver(off).decode_cell(CellPrompts(PromptFactory(info.vocab_size, 5, info.special_token_ids), 256, 3,
                                                 "distinct", 16), DecodeSettings(3, 1.0, 64))
