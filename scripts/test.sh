@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# Sets up both engine environments if needed and runs both test suites:
-# the vLLM suite in .venv-vllm (then the nightly job's CPU variant), then everything again
-# in .venv-sglang (engine tests skip where their engine is missing; the SGLang-only tests
-# live in tests/engines/sglang).
+# Sets up both engine environments if needed and runs every test once: the fast tier and the
+# vLLM engine tier in .venv-vllm (then the nightly job's CPU variant), then the engine tier and
+# the SGLang-named tests in .venv-sglang (engine tests skip where their engine is missing; the
+# SGLang-only tests live in tests/engines/sglang).
 set -uo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 status=0
 bash scripts/setup_vllm.sh || exit 1
-"${INPROC_VLLM_VENV:-$repo/.venv-vllm}/bin/python" -m pytest tests -q -p no:cacheprovider --ignore=tests/engines/sglang "$@" || status=1
+# The fast tier (no engine built, no inproc started: pytest -m "not engine") runs once, here;
+# then the engine tier in each engine's venv (the SGLang venv also runs the tests named for SGLang).
+"${INPROC_VLLM_VENV:-$repo/.venv-vllm}/bin/python" -m pytest tests -q -p no:cacheprovider --ignore=tests/engines/sglang -m "not engine" "$@" || status=1
+"${INPROC_VLLM_VENV:-$repo/.venv-vllm}/bin/python" -m pytest tests -q -p no:cacheprovider --ignore=tests/engines/sglang -m engine "$@" || status=1
 # The nightly job's commands (run, baseline, compare, the reports) on a tiny CPU matrix, so the
 # GPU workflow's commands cannot rot: two tiny runs, about a minute on 2 cores (mostly engine start).
 INPROC="${INPROC_VLLM_VENV:-$repo/.venv-vllm}/bin/python -m inproc" bash scripts/nightly.sh cpu || status=1
@@ -27,6 +30,6 @@ else
 fi
 if [[ -f scripts/setup_sglang.sh && -d tests/engines/sglang ]]; then
   bash scripts/setup_sglang.sh || exit 1
-  "${INPROC_SGLANG_VENV:-$repo/.venv-sglang}/bin/python" -m pytest tests -q -p no:cacheprovider "$@" || status=1
+  "${INPROC_SGLANG_VENV:-$repo/.venv-sglang}/bin/python" -m pytest tests -q -p no:cacheprovider -m "engine or sglang" "$@" || status=1
 fi
 exit $status

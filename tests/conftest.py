@@ -4,6 +4,11 @@ Each engine runs in its own environment (``.venv-vllm``, ``.venv-sglang``); a te
 engine that is not installed here is skipped with the reason, through :func:`needs`.
 Where SGLang is installed, its CPU stand-ins and environment are set up at import time,
 before any test module imports SGLang (it reads ``SGLANG_USE_CPU_ENGINE`` when first imported).
+
+Two tiers: a test that builds an engine or starts ``inproc`` in a child process is marked
+``engine`` (here, from the fixtures it uses, see :data:`ENGINE_FIXTURES`; elsewhere with
+``@pytest.mark.engine``), so ``pytest -m "not engine"`` is the fast tier. ``tests/spawn.py``
+guards the mark: an unmarked test that builds an engine or starts a child fails.
 """
 from __future__ import annotations
 
@@ -15,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from inproc import engines
+from tests import spawn
 
 ROOT = Path(__file__).resolve().parent.parent
 PROFILES = ROOT / "launch_profiles"
@@ -47,9 +53,64 @@ if INSTALLED["sglang"]:
     os.environ.update(load_profile(DEFAULT_PROFILES["sglang"]).env)
 
 
+#: Fixtures that build an engine or start a child process: a test using one is in the engine tier.
+ENGINE_FIXTURES = frozenset({"vllm_engine", "sglang_engine", "async_vllm_engine", "engine", "idle_engine", "driver",
+                             "run_inproc"})
+
+
+def _fixtures_used(item) -> set[str]:
+    """Fixture names ``item`` uses, less its own parametrize arguments (``@parametrize("engine", …)`` is a value)."""
+    direct: set[str] = set()
+    for mark in item.iter_markers("parametrize"):
+        names = mark.args[0] if mark.args else mark.kwargs.get("argnames", ())
+        direct.update(n.strip() for n in (names.split(",") if isinstance(names, str) else names))
+    return set(getattr(item, "fixturenames", ())) - direct
+
+
+def is_engine_test(item) -> bool:
+    """True when ``item`` builds an engine or starts a child, as its fixtures and marks say."""
+    return (not ENGINE_FIXTURES.isdisjoint(_fixtures_used(item))
+            or item.get_closest_marker("engine") is not None
+            or item.get_closest_marker("ends_session_engine") is not None)
+
+
 def pytest_collection_modifyitems(items):
-    """Tests that end a session engine run after every other test (a stable sort keeps the rest in order)."""
+    """Mark the engine tier (and SGLang's tests, which its venv runs); tests that end a session engine run last."""
+    for item in items:
+        if is_engine_test(item) and item.get_closest_marker("engine") is None:
+            item.add_marker(pytest.mark.engine)
+        if "sglang" in item.nodeid.lower():
+            item.add_marker(pytest.mark.sglang)
     items.sort(key=lambda item: item.get_closest_marker("ends_session_engine") is not None)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """Arm the engine-tier guard for this test before its fixtures are set up."""
+    spawn.set_running(item.nodeid, item.get_closest_marker("engine") is not None)
+
+
+def _guard_adapters() -> None:
+    """Each registered engine's build and worker run fail an unmarked test (a fake adapter is left alone)."""
+    for adapter in engines.adapters().values():
+        if "fake" in adapter.name:
+            continue
+        for name in ("build", "run_worker"):
+            if not hasattr(getattr(adapter, name), "__wrapped__"):
+                setattr(adapter, name, spawn.guarded(getattr(adapter, name), f"builds a {adapter.label} engine ({name})"))
+
+
+_guard_adapters()
+
+
+@pytest.fixture()
+def run_inproc():
+    """``run_inproc(*args, timeout=600, env=None)``: ``python -m inproc ARGS`` from this checkout, to its end.
+
+    A test using it is in the engine tier. ``tests.spawn`` has the rest (``start_inproc``,
+    ``run_child``, ``child_env``) for tests that need a process they can signal.
+    """
+    return spawn.run_inproc
 
 
 @pytest.fixture(scope="session")

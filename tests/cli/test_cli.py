@@ -2,9 +2,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
@@ -12,12 +9,10 @@ from inproc import types as st
 from inproc.plan.capacity import max_concurrency_at_max_len
 from inproc.record.io import SCHEMA_VERSION, load_results, to_json
 from inproc.types import Capacity, KVCacheGroup
-from tests.conftest import DEFAULT_PROFILE, PROFILES, ROOT, needs_vllm
+from tests.conftest import DEFAULT_PROFILE, PROFILES, needs_vllm
+from tests.spawn import run_inproc as inproc
 
-
-def inproc(*args, timeout=600):
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-m", "inproc", *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=env)
+pytestmark = pytest.mark.engine  # every test here starts `python -m inproc`
 
 
 @pytest.mark.parametrize(

@@ -2,23 +2,24 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 
-from tests.conftest import FIXTURES, ROOT
+import pytest
+
+from tests.conftest import FIXTURES
+from tests.spawn import child_env, run_child
+
+pytestmark = pytest.mark.engine  # every test here runs scripts/nightly.sh, which starts `python -m inproc`
 
 HERE = FIXTURES / "compare"
 
 
 def nightly(*args, summary=None):
-    env = dict(os.environ, INPROC=f"{sys.executable} -m inproc", PYTHONPATH=str(ROOT), NIGHTLY_THRESHOLD="5%",
-               NIGHTLY_ALLOW_DIFFERENT="engine.version")
+    env = child_env(INPROC=f"{sys.executable} -m inproc", NIGHTLY_THRESHOLD="5%", NIGHTLY_ALLOW_DIFFERENT="engine.version")
     env.pop("GITHUB_STEP_SUMMARY", None)  # never the summary of a CI job running these tests
     if summary is not None:
         env["GITHUB_STEP_SUMMARY"] = str(summary)
-    return subprocess.run(["bash", "scripts/nightly.sh", *args], capture_output=True, text=True, cwd=ROOT, env=env,
-                          timeout=300)
+    return run_child(["bash", "scripts/nightly.sh", *args], env=env, timeout=300)
 
 
 def test_a_regression_fails_the_job_and_fills_the_summary(tmp_path):

@@ -9,6 +9,8 @@ from inproc.record.io import load_results
 from tests.cli.test_cli import inproc
 from tests.conftest import DEFAULT_PROFILE, needs_vllm
 
+pytestmark = pytest.mark.engine  # every test here starts `python -m inproc`
+
 # One row with a prefill and two cells, one row of two cells without: 5 entries.
 FLAGS = ["--contexts", "256,512", "--concurrency", "1,2", "--prefill-contexts", "256", "--prefill-samples", "1",
          "--duration", "0.3", "--max-output", "16", "--seed", "5"]

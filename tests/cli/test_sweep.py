@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
@@ -19,7 +17,10 @@ from inproc.sweep.manifest import DONE, FAILED, RUNNING, Sweep, SweepPlan, Varia
 from inproc.sweep.plan import parse_varies, plan_variants
 from inproc.sweep.summary import summarize
 from tests.cli.test_cli import inproc
-from tests.conftest import DEFAULT_PROFILE, DEFAULT_PROFILES, ROOT, needs_sglang, needs_vllm
+from tests.conftest import DEFAULT_PROFILE, DEFAULT_PROFILES, needs_sglang, needs_vllm
+from tests.spawn import start_inproc
+
+pytestmark = pytest.mark.engine  # every test here starts `python -m inproc`
 
 P = str(DEFAULT_PROFILE)
 CELL = ["--cells", "256x8", "--duration", "0.5", "--max-output", "64"]
@@ -84,9 +85,7 @@ def test_an_unknown_engine_argument_names_the_closest(tmp_path):
 
 
 def _start(*args):
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.Popen([sys.executable, "-m", "inproc", "sweep", *args], cwd=ROOT, env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return start_inproc("sweep", *args, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
 def _wait_for(path, test, timeout=300):

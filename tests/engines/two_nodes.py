@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import psutil
 
-from tests.conftest import ROOT
+from tests.spawn import start_child
 
 
 def free_port() -> int:
@@ -74,10 +74,9 @@ def run_two_nodes(head_args: list[str], worker_args: list[str], head_env: dict, 
     """Start the worker, then the head; wait for both; say what was left running."""
     seen, stop = Seen(), threading.Event()
     cmd = [sys.executable, "-m", "inproc"]
-    worker = subprocess.Popen([*cmd, "worker", *worker_args], cwd=ROOT, env=worker_env, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, text=True)
-    head = subprocess.Popen([*cmd, *head_args], cwd=ROOT, env=head_env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
+    worker = start_child([*cmd, "worker", *worker_args], env=worker_env, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True)
+    head = start_child([*cmd, *head_args], env=head_env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
     def watch() -> None:
         while not stop.is_set():

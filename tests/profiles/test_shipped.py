@@ -3,10 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import re
-import subprocess
-import sys
 
 import pytest
 
@@ -16,7 +13,8 @@ from inproc.plan.matrix import make_plan
 from inproc.profiles.check import iter_checks
 from inproc.profiles.spec import load_profile, profiles_dir, shipped_profiles
 from inproc.record.io import load_results
-from tests.conftest import CPU_SUPPORT, INSTALLED, PROFILES, ROOT
+from tests.conftest import INSTALLED, PROFILES
+from tests.spawn import child_env
 
 #: The line each CPU profile carries: "# Its matrix shows: Valid, Requests queued, Over capacity."
 CLAIM = re.compile(r"^# Its matrix shows: (?P<statuses>[^.]+)\.$", re.MULTILINE)
@@ -45,17 +43,17 @@ def test_cpu_profile_says_what_its_matrix_shows(path):
 
 
 @pytest.mark.parametrize("path", CPU, ids=lambda p: p.stem)
-def test_cpu_profile_matrix_shows_what_its_comment_says(path, tmp_path):
+def test_cpu_profile_matrix_shows_what_its_comment_says(path, tmp_path, run_inproc):
     """The shipped matrix, run for real with 4-step windows (the statuses do not depend on the window)."""
     profile = load_profile(path)
     if not INSTALLED[profile.engine]:
         pytest.skip(f"{profile.engine} is not installed here")
     claimed = {s.strip() for s in CLAIM.search(path.read_text())["statuses"].split(",")}
     out = tmp_path / "r.json"
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(CPU_SUPPORT)]))
+    env = child_env()
     env.pop("VLLM_CPU_KVCACHE_SPACE", None)  # another test's engine may have left it; it overrides a profile's pool
-    p = subprocess.run([sys.executable, "-m", "inproc", "run", str(path), "--window-steps", "4", "--prefill-samples", "1",
-                        "--seed", "3", "--out", str(out)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    p = run_inproc("run", str(path), "--window-steps", "4", "--prefill-samples", "1", "--seed", "3", "--out", str(out),
+                   env=env, timeout=900)
     assert p.returncode == 0, p.stderr[-3000:]
     cells = json.loads(out.read_text())["decode"]
     shown = {c["status"] for c in cells}

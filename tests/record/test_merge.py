@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
@@ -20,7 +17,8 @@ from inproc.record.io import load_results, write_results
 from inproc.record.merge import merge_shards
 from inproc.record.schema import ShardRef
 from inproc.render.markdown import render_markdown
-from tests.conftest import FIXTURES, ROOT
+from tests.conftest import FIXTURES
+from tests.spawn import run_inproc
 
 SMALL = FIXTURES / "cpu-vllm-small.json"
 
@@ -76,9 +74,7 @@ def test_a_shard_file_reports_the_other_shards_cells_as_elsewhere(tmp_path):
 
 
 def merge_cli(*args):
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-m", "inproc", "merge", *args], capture_output=True, text=True, cwd=ROOT,
-                          env=env, timeout=120)
+    return run_inproc("merge", *args, timeout=120)
 
 
 def _bad_sets(tmp_path):
@@ -109,6 +105,7 @@ def _bad_sets(tmp_path):
 @pytest.mark.parametrize("case", ["different plans (seed)", "different plans (settings)", "three-shard plan", "missing shard",
                                   "overlapping shard", "overlapping entry", "different engines", "different GPU models",
                                   "not a shard", "unfinished", "no such file"])
+@pytest.mark.engine  # starts `inproc merge`
 def test_bad_shards_are_one_line_exit_2_and_no_file(tmp_path, case):
     paths, needle = _bad_sets(tmp_path)[case]
     out = tmp_path / "merged.json"
@@ -119,6 +116,7 @@ def test_bad_shards_are_one_line_exit_2_and_no_file(tmp_path, case):
     assert not out.exists() and not out.with_suffix(".md").exists()
 
 
+@pytest.mark.engine  # starts `inproc merge`
 def test_merge_cli_writes_the_merged_file_and_refuses_to_overwrite(tmp_path):
     rec = load_results(SMALL)
     paths = write(tmp_path, shard_records(rec, 2))
@@ -136,15 +134,13 @@ def test_merge_cli_writes_the_merged_file_and_refuses_to_overwrite(tmp_path):
     assert into_shard.returncode == 2 and "is one of the shards" in into_shard.stderr
 
 
-def test_compare_reads_a_merged_file_like_the_run_it_was_cut_from(tmp_path):
+def test_compare_reads_a_merged_file_like_the_run_it_was_cut_from(tmp_path, run_inproc):
     rec = load_results(SMALL)
     merged = merge_shards([(p, load_results(p)) for p in write(tmp_path, shard_records(rec, 3))], command="inproc merge …")
     write_results(tmp_path / "merged.json", merged)
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
 
     def compare(new):
-        p = subprocess.run([sys.executable, "-m", "inproc", "compare", str(SMALL), new, "--format", "json"],
-                           capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
+        p = run_inproc("compare", str(SMALL), new, "--format", "json", timeout=120)
         assert p.returncode == 0, p.stderr
         return json.loads(p.stdout)
 

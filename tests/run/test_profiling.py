@@ -4,10 +4,7 @@ from __future__ import annotations
 import collections
 import gzip
 import json
-import os
 import re
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -18,7 +15,8 @@ from inproc.record.io import load_results
 from inproc.run.driver import DecodeSettings
 from inproc.run.profiling import AfterWindow, DebugSettings, StepRanges
 from inproc.types import BatchShape, ForwardStats, StepResult
-from tests.conftest import CPU_SUPPORT, DEFAULT_PROFILES, INSTALLED, ROOT
+from tests.conftest import DEFAULT_PROFILES, INSTALLED
+from tests.spawn import child_env, run_inproc
 
 # What marks one engine step in each engine's own torch trace (user annotations).
 STEP_EVENT = {"vllm": re.compile(r"^execute_context_\d+\(\d+\)_generation_\d+\(\d+\)$"),
@@ -26,13 +24,13 @@ STEP_EVENT = {"vllm": re.compile(r"^execute_context_\d+\(\d+\)_generation_\d+\(\
 
 
 def _cli(*args, stdin: str | None = None, timeout: int = 600):
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(CPU_SUPPORT)]))
+    env = child_env()
     env.pop("PYTHONBREAKPOINT", None)
-    return subprocess.run([sys.executable, "-m", "inproc", *args], cwd=ROOT, env=env, capture_output=True, text=True,
-                          input=stdin, timeout=timeout)
+    return run_inproc(*args, env=env, input=stdin, timeout=timeout)
 
 
 @pytest.mark.parametrize("engine", ["vllm", "sglang"])
+@pytest.mark.engine  # starts `inproc cell`
 def test_profile_torch_traces_exactly_the_steps_after_the_window(engine, tmp_path):
     if not INSTALLED[engine]:
         pytest.skip(f"{engine} is not installed here")
@@ -56,6 +54,7 @@ def test_profile_torch_traces_exactly_the_steps_after_the_window(engine, tmp_pat
     assert set(trace.steps.num_decode_reqs[prof.first_step : prof.last_step + 1]) == {2}  # the same C in flight
 
 
+@pytest.mark.engine  # starts `inproc cell`
 def test_break_at_step_stops_once_at_that_step(tmp_path):
     engine = "vllm" if INSTALLED["vllm"] else "sglang"
     p = _cli("cell", str(DEFAULT_PROFILES[engine]), "--context", "128", "--concurrency", "1", "--window-steps", "6",

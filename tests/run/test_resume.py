@@ -2,15 +2,18 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
-import sys
 import time
+
+import pytest
 
 from inproc import types as st
 from inproc.record.io import cells_dir, load_results
-from tests.conftest import DEFAULT_PROFILE, ROOT, needs_vllm
+from tests.conftest import DEFAULT_PROFILE, needs_vllm
+from tests.spawn import inproc_command, run_child, start_child, start_inproc
+
+pytestmark = pytest.mark.engine  # every test here starts `python -m inproc`
 
 FLAGS = ["--contexts", "256,512", "--concurrency", "1,2,3", "--duration", "0.6", "--max-output", "32",
          "--prefill-contexts", "256", "--prefill-samples", "1", "--seed", "5"]
@@ -28,9 +31,8 @@ def _files(path) -> dict[str, bytes]:
 @needs_vllm
 def test_sigkill_then_resume(tmp_path):
     out = tmp_path / "r.json"
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    cmd = [sys.executable, "-m", "inproc", "run", str(DEFAULT_PROFILE), *FLAGS]
-    proc = subprocess.Popen([*cmd, "--out", str(out)], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    cmd = inproc_command("run", str(DEFAULT_PROFILE), *FLAGS)
+    proc = start_child([*cmd, "--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 300
     try:
         while time.time() < deadline and _cells(out) < 2:
@@ -43,12 +45,11 @@ def test_sigkill_then_resume(tmp_path):
     files = _files(out)
 
     # A different plan is refused with one line, and the file is untouched.
-    bad = subprocess.run([*cmd, "--resume", str(out), "--duration", "0.7"], cwd=ROOT, env=env,
-                         capture_output=True, text=True, timeout=120)
+    bad = run_child([*cmd, "--resume", str(out), "--duration", "0.7"], timeout=120)
     assert bad.returncode == 2 and "different plan" in bad.stderr and "window_s" in bad.stderr
     assert _files(out) == files
 
-    done = subprocess.run([*cmd, "--resume", str(out)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    done = run_child([*cmd, "--resume", str(out)])
     assert done.returncode == 0, done.stderr[-2000:]
     final = json.loads(out.read_text())
     assert final["finished"] and "resumed" in final["notes"]
@@ -67,9 +68,8 @@ def test_sigkill_then_resume(tmp_path):
 @needs_vllm
 def test_ctrl_c_saves_a_valid_file(tmp_path):
     out = tmp_path / "r.json"
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    cmd = [sys.executable, "-m", "inproc", "run", str(DEFAULT_PROFILE), *FLAGS, "--out", str(out)]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = start_inproc("run", str(DEFAULT_PROFILE), *FLAGS, "--out", str(out), stdout=subprocess.DEVNULL,
+                        stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 300
     while time.time() < deadline and _cells(out) < 1:
         time.sleep(0.05)

@@ -8,11 +8,9 @@ Elsewhere (the vLLM venv) every test here is skipped, with the reason.
 """
 from __future__ import annotations
 
-import os
-
 import pytest
 
-from tests.conftest import CPU_SUPPORT, DEFAULT_PROFILES, ROOT, needs_sglang  # noqa: F401 - needs_sglang is used by the tests here
+from tests.conftest import CPU_SUPPORT, DEFAULT_PROFILES, needs_sglang  # noqa: F401 - the tests here import them
 
 PROFILE = DEFAULT_PROFILES["sglang"]
 
@@ -40,10 +38,3 @@ def run_until_idle(engine, max_steps: int = 10_000) -> list:
         assert len(results) < max_steps, "engine did not drain"
         results.append(engine.step())
     return results
-
-
-def spawn_env() -> dict[str, str]:
-    """Environment for a child Python that must import SGLang from this checkout."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")]), str(CPU_SUPPORT)])
-    return env

@@ -5,25 +5,22 @@ so each cell runs through the real CLI in a child process and is read back from 
 """
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
 from inproc.measure import metrics as m
 from inproc.record.io import load_results
-from tests.engines.sglang.conftest import PROFILE, ROOT, needs_sglang, spawn_env
+from tests.engines.sglang.conftest import PROFILE, needs_sglang
+from tests.spawn import run_inproc
 
-pytestmark = needs_sglang
+pytestmark = [needs_sglang, pytest.mark.engine]  # every test here starts `python -m inproc`
 
 
 @pytest.mark.parametrize("loop, sets, lag", [("overlap", [], 1), ("normal", ["--set", "disable-overlap-schedule=true"], 0)])
 def test_a_cell_on_each_loop_counts_every_token(loop, sets, lag, tmp_path):
     out = tmp_path / "r.json"
-    p = subprocess.run([sys.executable, "-m", "inproc", "cell", str(PROFILE), "--context", "256", "--concurrency", "3",
-                        "--duration", "2", "--max-output", "8", "--prompt-mode", "distinct", "--seed", "4", *sets,
-                        "--out", str(out)], cwd=ROOT, env=spawn_env(), capture_output=True, text=True, timeout=600)
+    p = run_inproc("cell", str(PROFILE), "--context", "256", "--concurrency", "3", "--duration", "2", "--max-output", "8",
+                   "--prompt-mode", "distinct", "--seed", "4", *sets, "--out", str(out))
     assert p.returncode == 0, p.stderr[-3000:]
     rec = load_results(out)
     assert rec.engine.settings.event_loop == loop

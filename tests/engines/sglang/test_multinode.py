@@ -7,17 +7,16 @@ broadcast ShutdownReq ends node 1's scheduler, and the worker then exits.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 
 import pytest
 
 from inproc import types as st
 from inproc.record.io import load_results
-from tests.engines.sglang.conftest import PROFILE, ROOT, needs_sglang, spawn_env
+from tests.engines.sglang.conftest import PROFILE, needs_sglang
 from tests.engines.two_nodes import free_port, run_two_nodes
+from tests.spawn import child_env, run_inproc
 
-pytestmark = needs_sglang
+pytestmark = [needs_sglang, pytest.mark.engine]  # every test here starts `python -m inproc`
 
 
 def two_node_sets(port: int) -> list[str]:
@@ -27,7 +26,7 @@ def two_node_sets(port: int) -> list[str]:
 
 def node_env(tmp, core: int) -> dict[str, str]:
     # One core per node; SGLang indexes its bind list by the rank's device on its node (0 on each).
-    return {**spawn_env(), "TMPDIR": str(tmp), "SGLANG_CPU_OMP_THREADS_BIND": str(core)}
+    return {**child_env(sglang_support=True), "TMPDIR": str(tmp), "SGLANG_CPU_OMP_THREADS_BIND": str(core)}
 
 
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one rank per node, one core per rank: needs 2 cores")
@@ -59,7 +58,6 @@ def test_two_nodes_measure_a_cell_and_leave_nothing_running(tmp_path):
     (["--node-rank", "1", "--set", "nnodes=2", "--set", "dist-init-addr=127.0.0.1"], "Bad dist-init-addr"),
 ])
 def test_bad_worker_input_is_one_line_exit_2(args, needle):
-    p = subprocess.run([sys.executable, "-m", "inproc", "worker", str(PROFILE), *args], capture_output=True, text=True,
-                       cwd=ROOT, env=spawn_env(), timeout=300)
+    p = run_inproc("worker", str(PROFILE), *args, timeout=300)
     lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
     assert p.returncode == 2 and len(lines) == 1 and lines[0].startswith("Error: ") and needle in lines[0], p.stderr[-2000:]

@@ -7,15 +7,15 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import textwrap
 
 import pytest
 
-from tests.engines.sglang.conftest import PROFILE, needs_sglang, spawn_env
+from tests.engines.sglang.conftest import PROFILE, needs_sglang
+from tests.spawn import child_env, run_child
 
-pytestmark = needs_sglang
+pytestmark = [needs_sglang, pytest.mark.engine]  # builds the engine in a child process
 
 CHILD = textwrap.dedent(
     """
@@ -53,12 +53,8 @@ CHILD = textwrap.dedent(
 
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="TP 2 binds one core per rank: needs 2 cores")
 def test_tp2_on_cpu_steps_in_lockstep_and_cleans_up(tmp_path):
-    env = spawn_env()
-    env.update(SGLANG_USE_CPU_ENGINE="1", SGLANG_CPU_OMP_THREADS_BIND="0|1")  # one core per rank
-    proc = subprocess.run(
-        [sys.executable, "-c", CHILD, str(tmp_path), str(PROFILE)],
-        env=env, capture_output=True, text=True, timeout=600,
-    )
+    env = child_env(sglang_support=True, SGLANG_USE_CPU_ENGINE="1", SGLANG_CPU_OMP_THREADS_BIND="0|1")  # one core per rank
+    proc = run_child([sys.executable, "-c", CHILD, str(tmp_path), str(PROFILE)], env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     report = json.loads(proc.stdout.strip().splitlines()[-1])
     assert report["tp_size"] == 2 and len(report["peers"]) == 1

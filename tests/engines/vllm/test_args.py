@@ -4,7 +4,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import shlex
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -15,6 +14,7 @@ from inproc.profiles.spec import load_profile
 
 from inproc.engines.vllm import args as vllm_args
 from tests.conftest import needs_vllm
+from tests.spawn import run_child
 
 pytestmark = needs_vllm
 
@@ -142,10 +142,10 @@ _NGRAM_RUN = textwrap.dedent("""
 """)
 
 
+@pytest.mark.engine  # builds the engine in a child process
 def test_ngram_profile_speculates_for_real():
     """Builds the n-gram profile's engine (in a child: one vLLM engine per process) and decodes greedily."""
-    run = subprocess.run([sys.executable, "-c", _NGRAM_RUN.format(path=str(NGRAM))], cwd=ROOT,
-                         capture_output=True, text=True, timeout=300)
+    run = run_child([sys.executable, "-c", _NGRAM_RUN.format(path=str(NGRAM))], timeout=300)
     line = next((ln for ln in run.stdout.splitlines() if ln.startswith("RESULT ")), None)
     assert line, run.stdout[-2000:] + run.stderr[-3000:]
     result = json.loads(line[len("RESULT "):])

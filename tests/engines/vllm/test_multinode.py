@@ -14,10 +14,11 @@ from inproc import types as st
 from inproc.measure import metrics as m
 from inproc.record.io import load_results
 from tests.cli.test_cli import inproc
-from tests.conftest import DEFAULT_PROFILE, ROOT, needs_vllm
+from tests.conftest import DEFAULT_PROFILE, needs_vllm
 from tests.engines.two_nodes import free_port, run_two_nodes
+from tests.spawn import child_env
 
-pytestmark = needs_vllm
+pytestmark = [needs_vllm, pytest.mark.engine]  # every test here starts `python -m inproc`
 
 
 def two_node_sets(port: int) -> list[str]:
@@ -28,7 +29,7 @@ def two_node_sets(port: int) -> list[str]:
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one rank per node, one core per rank: needs 2 cores")
 def test_two_nodes_measure_a_cell_and_leave_nothing_running(tmp_path):
     port, out = free_port(), tmp_path / "r.json"
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env = child_env()
     run = run_two_nodes(
         ["cell", str(DEFAULT_PROFILE), "--context", "256", "--concurrency", "1", "--duration", "0.5", "--max-output", "32",
          "--seed", "2", *two_node_sets(port), "--set", "env.VLLM_CPU_OMP_THREADS_BIND=0", "--out", str(out)],

@@ -1,0 +1,92 @@
+"""Child processes of the tests (``python -m inproc …`` from this checkout), and the engine-tier guard.
+
+Every test that builds an engine or starts a child process is in the engine tier
+(``@pytest.mark.engine``, mostly marked by ``tests/conftest.py`` from the fixtures it uses);
+``pytest -m "not engine"`` is the fast tier. The guard keeps that mark honest: while an
+unmarked test runs, building an engine (``conftest`` wraps each adapter's ``build`` and
+``run_worker``) or starting a child here fails the test, whatever ``-m`` selected.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CPU_SUPPORT = ROOT / "tests" / "cpu_support"
+
+#: Node id of the running test when it is NOT marked ``engine`` (``None`` while an engine test runs).
+#: Starts refusing: nothing builds an engine or starts a child outside a test.
+_unmarked: str | None = "(outside a test)"
+
+
+def set_running(nodeid: str, engine_marked: bool) -> None:
+    """Called by ``tests/conftest.py`` as each test's setup begins (fixtures included)."""
+    global _unmarked
+    _unmarked = None if engine_marked else nodeid
+
+
+def refuse_unless_engine_test(what: str) -> None:
+    """Fail the running test (``pytest.fail``, which ``except Exception`` does not swallow) unless it is marked ``engine``."""
+    if _unmarked is not None:
+        pytest.fail(f"{_unmarked} {what} but is not marked engine: mark it @pytest.mark.engine or use an engine "
+                    "fixture (run_inproc, engine, vllm_engine, …), so `pytest -m \"not engine\"` stays fast", pytrace=False)
+
+
+def guarded(method, what: str):
+    """``method`` behind :func:`refuse_unless_engine_test` (conftest wraps the adapters' ``build`` / ``run_worker``)."""
+    def call(*args, **kwargs):
+        refuse_unless_engine_test(what)
+        return method(*args, **kwargs)
+
+    call.__wrapped__ = method
+    return call
+
+
+def child_env(sglang_support: bool | None = None, **extra: str) -> dict[str, str]:
+    """This environment with this checkout first on ``PYTHONPATH`` (it wins over an editable install).
+
+    ``sglang_support`` appends SGLang's import-only CPU stand-ins (``tests/cpu_support``);
+    by default only where SGLang is installed, so no other environment sees them.
+    """
+    if sglang_support is None:
+        from tests.conftest import INSTALLED
+
+        sglang_support = INSTALLED["sglang"]
+    env = dict(os.environ)
+    paths = [str(ROOT), *filter(None, [env.get("PYTHONPATH")]), *([str(CPU_SUPPORT)] if sglang_support else [])]
+    env["PYTHONPATH"] = os.pathsep.join(paths)
+    env.update(extra)
+    return env
+
+
+def inproc_command(*args: str) -> list[str]:
+    """``python -m inproc ARGS`` with this test run's interpreter."""
+    return [sys.executable, "-m", "inproc", *map(str, args)]
+
+
+def run_child(cmd: list[str], timeout: float = 600, env: dict[str, str] | None = None,
+              **kwargs) -> subprocess.CompletedProcess:
+    """Run ``cmd`` (which runs inproc) in the checkout to its end; output captured as text."""
+    refuse_unless_engine_test(f"runs {' '.join(map(str, cmd[:4]))} …")
+    kwargs.setdefault("capture_output", True)
+    return subprocess.run(cmd, cwd=ROOT, env=env or child_env(), text=True, timeout=timeout, **kwargs)
+
+
+def start_child(cmd: list[str], env: dict[str, str] | None = None, **kwargs) -> subprocess.Popen:
+    """Start ``cmd`` (which runs inproc) in the checkout and return at once; the caller waits."""
+    refuse_unless_engine_test(f"starts {' '.join(map(str, cmd[:4]))} …")
+    return subprocess.Popen(cmd, cwd=ROOT, env=env or child_env(), **kwargs)
+
+
+def run_inproc(*args: str, timeout: float = 600, env: dict[str, str] | None = None, **kwargs) -> subprocess.CompletedProcess:
+    """``python -m inproc ARGS`` to its end (what the ``run_inproc`` fixture returns)."""
+    return run_child(inproc_command(*args), timeout=timeout, env=env, **kwargs)
+
+
+def start_inproc(*args: str, env: dict[str, str] | None = None, **kwargs) -> subprocess.Popen:
+    """``python -m inproc ARGS`` started, not waited for (kill / resume tests)."""
+    return start_child(inproc_command(*args), env=env, **kwargs)

@@ -1,0 +1,69 @@
+"""The fast tier is honest: an unmarked test cannot build an engine or start ``inproc``.
+
+These tests are themselves unmarked (fast tier), so each engine build or child start
+below must fail before anything is built or started.
+"""
+from __future__ import annotations
+
+import pytest
+
+from inproc import engines
+from inproc.types import LaunchSpec
+from tests import spawn
+from tests.conftest import ENGINE_FIXTURES, is_engine_test
+
+
+def test_this_test_is_in_the_fast_tier(request):
+    assert request.node.get_closest_marker("engine") is None and not is_engine_test(request.node)
+
+
+@pytest.mark.parametrize("engine", engines.names())
+def test_building_an_engine_fails_an_unmarked_test(engine):
+    launch = LaunchSpec(engine, "/no/such/model", {}, {})
+    with pytest.raises(pytest.fail.Exception, match=rf"builds a .* engine \(build\) but is not marked engine"):
+        engines.build_engine(launch)
+    with pytest.raises(pytest.fail.Exception, match=r"\(run_worker\) but is not marked engine"):
+        engines.run_worker(launch, 1, print)
+
+
+def test_starting_inproc_fails_an_unmarked_test(tmp_path):
+    marker = tmp_path / "started"
+    with pytest.raises(pytest.fail.Exception, match="runs .* but is not marked engine"):
+        spawn.run_inproc("--help")
+    with pytest.raises(pytest.fail.Exception, match="starts .* but is not marked engine"):
+        spawn.start_child(["touch", str(marker)])
+    assert not marker.exists()  # refused before the process started
+
+
+def test_guard_failure_is_not_swallowed_by_except_exception():
+    """``pytest.fail`` raises a BaseException: a test's broad ``except Exception`` cannot hide the build."""
+    try:
+        engines.build_engine(LaunchSpec("vllm", "/no/such/model", {}, {}))
+    except Exception:  # noqa: BLE001 - the point of the test
+        pytest.fail("the guard raised an Exception subclass")
+    except pytest.fail.Exception as refused:
+        assert "not marked engine" in str(refused)
+
+
+@pytest.mark.engine
+def test_a_marked_test_may_start_inproc(run_inproc):
+    p = run_inproc("--help", timeout=120)
+    assert p.returncode == 0 and "Usage" in p.stdout
+
+
+def test_engine_fixtures_mark_a_test_and_a_parametrized_name_does_not():
+    class Item:  # what is_engine_test reads of a collected item
+        def __init__(self, fixturenames, marks=()):
+            self.fixturenames, self._marks = fixturenames, marks
+
+        def get_closest_marker(self, name):
+            return next((m for m in self._marks if m.name == name), None)
+
+        def iter_markers(self, name):
+            return (m for m in self._marks if m.name == name)
+
+    assert ENGINE_FIXTURES >= {"vllm_engine", "sglang_engine", "engine", "run_inproc"}
+    for name in sorted(ENGINE_FIXTURES):
+        assert is_engine_test(Item(["tmp_path", name]))
+    assert not is_engine_test(Item(["tmp_path", "engine"], [pytest.mark.parametrize("engine", ["vllm"]).mark]))
+    assert not is_engine_test(Item(["tmp_path", "capsys"]))
