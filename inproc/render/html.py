@@ -44,7 +44,8 @@ def render_html(rec: RunRecord) -> str:
     rows = measurements(rec)
     grid = decode_grid(rec.settings, rows, rec.shard.cells if rec.shard else None)
     h = build_header(rec)
-    body = [_header(h), _prefill(rows), _decode(rec, rows, grid), _steps(rec), _telemetry(rec), _all(rows)]
+    # The matrix first: a person opens the page to read it; the setup is there to answer questions about it.
+    body = [_title(h), _decode(rec, rows, grid), _prefill(rows), _steps(rec), _telemetry(rec), _setup(h), _all(rows)]
     return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{t('Speed test matrix · ' + h.title)}</title><style>{CSS}</style></head><body>\n"
             + "\n".join(b for b in body if b) + "\n</body></html>\n")
@@ -60,13 +61,16 @@ def _facts(items: list[tuple[str, str]]) -> str:
     return '<table class="facts">' + "".join(f"<tr><td>{t(k)}</td><td>{v}</td></tr>" for k, v in items) + "</table>"
 
 
-def _header(h: Header) -> str:
+def _title(h: Header) -> str:
+    """The page's title, the one-line summary and the warnings: what to know before reading the matrix."""
     out = ["<h1>Speed test matrix</h1>", f'<div><b>{t(h.title)}</b></div><div class="sub">{t(h.summary)}</div>']
-    out += [f'<div class="warn">{t(w)}</div>' for w in h.warnings]
-    for s in h.sections:
-        out.append(f"<h2>{t(s.title)}</h2>" + _facts([(f.label, f"<pre>{t(f.value)}</pre>" if f.code else t(f.value))
-                                                       for f in s.facts]))
-    return "\n".join(out)
+    return "\n".join(out + [f'<div class="warn">{t(w)}</div>' for w in h.warnings])
+
+
+def _setup(h: Header) -> str:
+    """The header's sections (hardware, engine, run, launch, capacity, anatomy), after the figures."""
+    return "\n".join(f"<h2>{t(s.title)}</h2>" + _facts([(f.label, f"<pre>{t(f.value)}</pre>" if f.code else t(f.value))
+                                                         for f in s.facts]) for s in h.sections)
 
 
 def _table(head: list[str], body: list[list[str]], left: frozenset[int] = frozenset(), cls: str = "") -> str:

@@ -12,8 +12,6 @@ import inspect
 import io
 import os
 import re
-import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -36,11 +34,6 @@ GPU = FIXTURES / "gpu-like.json"
 REFERENCE_COLUMNS = ["Phase", "Context", "Requests at once", "Status", "Total tok/s", "Per request tok/s", "TTFT",
                      "Time between tokens", "Average active requests", "Completed requests", "Output tokens",
                      "Measured for"]
-
-
-def _inproc(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "inproc", "report", *args], capture_output=True, text=True,
-                          timeout=120, cwd=ROOT, check=False)
 
 
 def _section(md: str, title: str) -> str:
@@ -147,6 +140,19 @@ def test_html_heatmap_and_telemetry_panels():
     assert "CPU use" in cpu and "host CPU % (all CPUs)" in cpu and "Power (W)" not in cpu
 
 
+@pytest.mark.parametrize("path", [CPU, GPU])
+def test_html_puts_the_matrix_and_prefill_first_and_the_setup_after(path):
+    from inproc.render.header import build_header
+
+    rec = load_results(path)
+    page = render_html(rec)
+    at = {title: page.index(f"<h2>{title}</h2>") for title in ("Sustained decode", "Prefill", "All measurements")}
+    setup = [page.index(f"<h2>{s.title}</h2>") for s in build_header(rec).sections]
+    assert setup and at["Sustained decode"] < page.index('class="heat"') < at["Prefill"]  # the heatmap first
+    assert at["Sustained decode"] < at["Prefill"] < min(setup) and max(setup) < at["All measurements"]
+    assert page.index("<h1>") < at["Sustained decode"] and page.count("<h1>") == 1
+
+
 # -- CSV -------------------------------------------------------------------------
 @pytest.mark.parametrize("path", [CPU, GPU])
 def test_csv_has_one_row_per_entry_with_its_status(path):
@@ -163,13 +169,13 @@ def test_csv_has_one_row_per_entry_with_its_status(path):
 
 
 # -- the command -----------------------------------------------------------------
-def test_report_command_writes_each_format(tmp_path):
-    out = _inproc(str(CPU))
+def test_report_command_writes_each_format(tmp_path, run_inproc):
+    out = run_inproc("report", str(CPU), timeout=120)
     assert out.returncode == 0 and out.stdout == render_markdown(load_results(CPU))
     for fmt_name, render in (("html", render_html), ("csv", render_csv), ("md", render_markdown)):
         target = tmp_path / f"report.{fmt_name}"
         target.write_text("an older report")  # a previous report is replaced
-        done = _inproc(str(CPU), "--format", fmt_name, "-o", str(target))
+        done = run_inproc("report", str(CPU), "--format", fmt_name, "-o", str(target), timeout=120)
         assert done.returncode == 0, done.stderr
         assert target.read_text() == render(load_results(CPU))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report.csv", "report.html", "report.md"]  # no temp left
@@ -183,7 +189,7 @@ def test_report_command_writes_each_format(tmp_path):
     ("not_json", "not a results file"),
     ("onto_results", "is the results file itself"),
 ])
-def test_bad_input_is_one_line_exit_2_and_writes_nothing(case, needle, tmp_path):
+def test_bad_input_is_one_line_exit_2_and_writes_nothing(case, needle, tmp_path, run_inproc):
     results, out, fmt_name = tmp_path / "r.json", tmp_path / "report.md", "md"
     contents = {"foreign_json": '{"hello": 1}', "wrong_content": '{"schema_version": 1, "decode": 3}',
                 "not_json": "not json at all", "format": CPU.read_text(), "onto_results": CPU.read_text()}
@@ -194,7 +200,7 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(case, needle, tmp_path)
     if case == "onto_results":
         out = results
     before = sorted(p.name for p in tmp_path.iterdir())
-    done = _inproc(str(results), "--format", fmt_name, "-o", str(out))
+    done = run_inproc("report", str(results), "--format", fmt_name, "-o", str(out), timeout=120)
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert done.stderr.startswith("Error: ") and needle in done.stderr
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr and done.stdout == ""
