@@ -29,7 +29,7 @@ from inproc.units import parse_int_list, parse_tokens
 @click.option("--prefill", is_flag=True, help="Also measure cold prefill at this context first.")
 @matrix_options
 @debug_options(with_breakpoint=True)
-def cell(profile_path, context, concurrency, prefill, sets, out, force, seed, loop_check, telemetry_hz, profile,
+def cell(profile_path, context, concurrency, prefill, sets, out, force, seed, loop_check, telemetry_hz, profiler,
          profile_steps, profile_skip, profile_dir, profile_with_stack, nvtx, break_at_step, step_timeout, **flags):
     """Measure one sustained-decode cell (and optionally its cold prefill).
 
@@ -39,7 +39,7 @@ def cell(profile_path, context, concurrency, prefill, sets, out, force, seed, lo
       --window-steps 50 --break-at-step 3    pdb right before window step 3, on the engine's thread
       --profile cuda --nvtx                  under nsys profile --capture-range=cudaProfilerApi
     """
-    debug = debug_settings(out, profile, profile_steps, profile_skip, profile_dir, profile_with_stack, nvtx, break_at_step)
+    debug = debug_settings(out, profiler, profile_steps, profile_skip, profile_dir, profile_with_stack, nvtx, break_at_step)
     profile = load_with_overrides(profile_path, sets)
     L = parse_tokens(context)
     C = parse_int_list(concurrency)

@@ -64,7 +64,7 @@ def debug_options(with_breakpoint: bool):
     """Profiler and NVTX flags (and, for one cell, a breakpoint); see inproc.run.profiling."""
     def wrap(f):
         opts = [
-            click.option("--profile", "profile", type=click.Choice(PROFILERS),
+            click.option("--profile", "profiler", type=click.Choice(PROFILERS),
                          help="Profile steps after each window with the engine's own profiler: torch (a trace per rank) "
                               "or cuda (cudaProfilerStart/Stop, for nsys --capture-range=cudaProfilerApi)."),
             click.option("--profile-steps", type=int, default=DebugSettings.profile_steps, show_default=True,
@@ -85,12 +85,12 @@ def debug_options(with_breakpoint: bool):
     return wrap
 
 
-def debug_settings(out: str | None, profile=None, profile_steps=10, profile_skip=0, profile_dir=None,
+def debug_settings(out: str | None, profiler=None, profile_steps=10, profile_skip=0, profile_dir=None,
                    profile_with_stack=False, nvtx=False, break_at_step=None) -> DebugSettings:
     """The debug flags as settings; traces default to RESULTS.profiles/ beside the results file."""
-    if profile and not profile_dir:
+    if profiler and not profile_dir:
         profile_dir = str(Path(out).with_suffix(".profiles") if out else Path("inproc-profiles"))
-    return DebugSettings(profile, profile_steps, profile_skip, str(Path(profile_dir).resolve()) if profile_dir else "",
+    return DebugSettings(profiler, profile_steps, profile_skip, str(Path(profile_dir).resolve()) if profile_dir else "",
                          profile_with_stack, nvtx, break_at_step)
 
 

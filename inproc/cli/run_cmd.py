@@ -40,13 +40,12 @@ from inproc.units import parse_cell_list, parse_int_list, parse_token_list
 @matrix_options
 @debug_options(with_breakpoint=False)
 def run(profile_path, contexts, concurrency, cells, prefill_contexts, no_prefill, prefill_samples, resume, shard,
-        selftest_file, sets, out, force, seed, loop_check, telemetry_hz, profile, profile_steps, profile_skip, profile_dir,
+        selftest_file, sets, out, force, seed, loop_check, telemetry_hz, profiler, profile_steps, profile_skip, profile_dir,
         profile_with_stack, nvtx, step_timeout, **flags):
     """Measure cold prefill per context, then sustained decode for every context x concurrency cell."""
     from inproc.selftest.report import attach, load
 
     checked = load(selftest_file) if selftest_file else None  # a bad file is one line, before any build
-    profile_name = profile
     profile = load_with_overrides(profile_path, sets)
     settings = settings_with(
         profile.matrix,
@@ -62,7 +61,7 @@ def run(profile_path, contexts, concurrency, cells, prefill_contexts, no_prefill
     if not out and not resume:
         suffix = f"-shard{part.index}of{part.count}" if part else ""
         out = str(Path("results") / f"{profile.name}-{time.strftime('%Y%m%d-%H%M%S')}{suffix}.json")
-    debug = debug_settings(resume or out, profile_name, profile_steps, profile_skip, profile_dir, profile_with_stack, nvtx)
+    debug = debug_settings(resume or out, profiler, profile_steps, profile_skip, profile_dir, profile_with_stack, nvtx)
     record = run_matrix(profile, settings, out=out, seed=seed, resume=resume, force=force,
                         command=command_line(), loops=loop_settings(loop_check),
                         telemetry_hz=telemetry_hz or None, progress=TerminalSink(), debug=debug, shard=part,
