@@ -74,6 +74,7 @@ def is_engine_test(item) -> bool:
             or item.get_closest_marker("ends_session_engine") is not None)
 
 
+@pytest.hookimpl(tryfirst=True)  # before -m deselects: the marks set here are what it selects by
 def pytest_collection_modifyitems(items):
     """Mark the engine tier (and SGLang's tests, which its venv runs); tests that end a session engine run last."""
     for item in items:
