@@ -57,8 +57,9 @@ def child_env(sglang_support: bool | None = None, **extra: str) -> dict[str, str
 
         sglang_support = INSTALLED["sglang"]
     env = dict(os.environ)
-    paths = [str(ROOT), *filter(None, [env.get("PYTHONPATH")]), *([str(CPU_SUPPORT)] if sglang_support else [])]
-    env["PYTHONPATH"] = os.pathsep.join(paths)
+    paths = [str(ROOT), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep)),
+             *([str(CPU_SUPPORT)] if sglang_support else [])]
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))  # each once, in this order
     env.update(extra)
     return env
 
