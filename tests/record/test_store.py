@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import subprocess
-import sys
 import zipfile
 
 import numpy as np
@@ -18,7 +15,7 @@ from inproc.errors import UsageError
 from inproc.measure.metrics import DEFINITIONS_VERSION
 from inproc.record.io import (SCHEMA_VERSION, ResultsWriter, cells_dir, load_results, read_finished, to_json,
                               write_results)
-from tests.conftest import FIXTURES, ROOT
+from tests.conftest import FIXTURES
 
 SMALL, GPU = FIXTURES / "cpu-vllm-small.json", FIXTURES / "gpu-like.json"
 
@@ -90,7 +87,7 @@ def test_a_cell_file_is_a_few_members_numpy_reads_without_pickles(tmp_path):
         assert npz["uint16"].size > 0  # token ids of a small vocabulary, in the narrowest type
 
 
-def test_cached_figures_are_read_unless_rederived_or_the_definitions_changed(tmp_path):
+def test_cached_figures_are_read_unless_rederived_or_the_definitions_changed(tmp_path, run_inproc):
     rec = load_results(SMALL)
     e = next(e for e in rec.decode if e.status == st.VALID)
     true_rate = e.figures.total_tok_s
@@ -109,8 +106,7 @@ def test_cached_figures_are_read_unless_rederived_or_the_definitions_changed(tmp
     assert rate() == pytest.approx(true_rate)
     manifest["definitions_version"] = DEFINITIONS_VERSION
     out.write_text(json.dumps(manifest))
-    report = subprocess.run([sys.executable, "-m", "inproc", "report", str(out), "--format", "csv", "--rederive"],
-                            cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True)
+    report = run_inproc("report", str(out), "--format", "csv", "--rederive", timeout=120)
     assert report.returncode == 0 and "1000000000" not in report.stdout and f"{true_rate:.1f}"[:3] in report.stdout
 
 
