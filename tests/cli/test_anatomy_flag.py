@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -19,18 +18,14 @@ from inproc.record.io import load_results
 from inproc.render.markdown import render_markdown
 from inproc.render.html import render_html
 from tests.conftest import DEFAULT_PROFILES, FIXTURES, INSTALLED, ROOT
+from tests.spawn import child_env, inproc_command, run_child
 
 ENGINE = next((name for name, here in INSTALLED.items() if here), None)
 
 
 def _inproc(*args: str) -> subprocess.CompletedProcess:
-    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
-    if ENGINE == "sglang":
-        from tests.engines.sglang.conftest import spawn_env
-
-        env = spawn_env()
-    return subprocess.run([sys.executable, "-m", "inproc", *args], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=600)
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"} if ENGINE != "sglang" else child_env(sglang_support=True)
+    return run_child(inproc_command(*args), env=env)
 
 
 def test_the_setting_defaults_on_and_takes_only_booleans():
@@ -75,6 +70,7 @@ def test_an_old_file_loads_as_on_and_off_drops_every_anatomy_figure(tmp_path):
     assert "Step anatomy</h2><p>Off (--anatomy off)" in render_html(off)
 
 
+@pytest.mark.engine  # starts `inproc cell`
 def test_a_bad_value_is_one_line_exit_2(tmp_path):
     out = tmp_path / "r.json"
     p = _inproc("cell", str(DEFAULT_PROFILES["vllm"]), "--context", "256", "--concurrency", "1", "--anatomy", "maybe",
@@ -88,6 +84,7 @@ def test_a_bad_value_is_one_line_exit_2(tmp_path):
 
 
 @pytest.mark.skipif(ENGINE is None, reason="no engine is installed in this Python")
+@pytest.mark.engine  # starts `inproc cell`
 def test_a_cell_with_anatomy_off_runs_without_the_accounting(tmp_path):
     out = tmp_path / "r.json"
     p = _inproc("cell", str(DEFAULT_PROFILES[ENGINE]), "--context", "256", "--concurrency", "2", "--duration", "1",

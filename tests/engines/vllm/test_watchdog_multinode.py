@@ -27,8 +27,9 @@ from inproc.run.watchdog import HUNG_EXIT_CODE
 from tests.conftest import DEFAULT_PROFILE, ROOT, needs_vllm
 from tests.engines.two_nodes import Seen, free_port
 from tests.engines.vllm.test_multinode import two_node_sets
+from tests.spawn import start_child
 
-pytestmark = needs_vllm
+pytestmark = [needs_vllm, pytest.mark.engine]  # starts `python -m inproc`
 
 
 def _signal_tree(pid: int, how: str) -> None:
@@ -51,13 +52,13 @@ def test_a_worker_killed_mid_cell_ends_the_head_with_the_watchdogs_code(tmp_path
     port, out = free_port(), tmp_path / "r.json"
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     cmd = [sys.executable, "-m", "inproc"]
-    worker = subprocess.Popen([*cmd, "worker", str(DEFAULT_PROFILE), "--node-rank", "1", *two_node_sets(port),
-                               "--set", "env.VLLM_CPU_OMP_THREADS_BIND=1"], cwd=ROOT, env=env,
+    worker = start_child([*cmd, "worker", str(DEFAULT_PROFILE), "--node-rank", "1", *two_node_sets(port),
+                               "--set", "env.VLLM_CPU_OMP_THREADS_BIND=1"], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    head = subprocess.Popen([*cmd, "cell", str(DEFAULT_PROFILE), "--context", "256", "--concurrency", "1",
+    head = start_child([*cmd, "cell", str(DEFAULT_PROFILE), "--context", "256", "--concurrency", "1",
                              "--duration", "120", "--max-output", "4000", "--seed", "2", *two_node_sets(port),
                              "--set", "env.VLLM_CPU_OMP_THREADS_BIND=0", "--step-timeout", "15", "--out", str(out)],
-                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     seen, stop, lines = Seen(), threading.Event(), []
 
     def watch() -> None:
