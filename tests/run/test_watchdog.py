@@ -88,6 +88,7 @@ def test_a_rebuild_that_never_returns_is_named_as_such():
     assert codes == [HUNG_EXIT_CODE] and hang.what == "the engine rebuild" and hang.limit_s == pytest.approx(0.3)
 
 
+@pytest.mark.engine  # starts `inproc cell`
 def test_a_bad_step_timeout_is_one_line_and_exit_2(tmp_path):
     from tests.cli.test_cli import inproc
     from tests.conftest import DEFAULT_PROFILE
