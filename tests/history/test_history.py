@@ -61,6 +61,7 @@ def test_change_points_need_a_level_shift_beyond_the_noise():
     assert change_points(gaps) == [4]  # a night without a figure is skipped, not a level
 
 
+@pytest.mark.engine  # starts `python -m inproc`
 def test_cli_writes_markdown_html_and_a_store_that_reads_back_the_same(tmp_path):
     store, md, page = tmp_path / "store", tmp_path / "history.md", tmp_path / "trend.html"
     p = inproc("history", *RUNS, HOG, "--format", "md", "-o", str(md), "--html", str(page), "--store", str(store))
@@ -85,6 +86,7 @@ def test_cli_writes_markdown_html_and_a_store_that_reads_back_the_same(tmp_path)
     ([*RUNS, "--threshold", "5"], "Bad --threshold '5'"),
     ([*RUNS, "--metric", "tok"], "Unknown --metric 'tok'"),
 ])
+@pytest.mark.engine  # starts `python -m inproc`
 def test_bad_input_exits_2_with_one_line_and_writes_nothing(tmp_path, args, needle):
     out, page, store = tmp_path / "h.md", tmp_path / "h.html", tmp_path / "store"
     keep = [] if len(args) == 1 else ["--store", str(store)]  # one night with --store is the store's first night
@@ -92,6 +94,7 @@ def test_bad_input_exits_2_with_one_line_and_writes_nothing(tmp_path, args, need
     assert not out.exists() and not page.exists() and not store.exists()
 
 
+@pytest.mark.engine  # starts `python -m inproc`
 def test_a_baseline_or_an_empty_folder_is_not_a_night(tmp_path):
     base = tmp_path / "b.json"
     assert inproc("baseline", *RUNS, "-o", str(base)).returncode == 0
@@ -100,6 +103,7 @@ def test_a_baseline_or_an_empty_folder_is_not_a_night(tmp_path):
     one_line_error(inproc("history", str(tmp_path / "empty")), "No .json files in folder")
 
 
+@pytest.mark.engine  # starts `python -m inproc`
 def test_compare_shows_what_changed_in_the_steps():
     p = inproc("compare", RUNS[0], HOG)
     assert p.returncode == 1
@@ -135,6 +139,7 @@ def test_the_store_of_summaries_is_what_the_run_files_were():
     assert e.summary.samples.sub_tokens.sum() / e.summary.samples.sub_seconds.sum() == pytest.approx(e.summary.total_tok_s)
 
 
+@pytest.mark.engine  # starts `python -m inproc`
 def test_a_compact_baseline_judges_as_its_runs_did_and_an_old_one_still_loads(tmp_path):
     from inproc.compare.verdicts import compare_runs
     from inproc.record.baseline import load_runs

@@ -1,7 +1,11 @@
 """scripts/nightly.sh history as the GPU workflow runs it: the store grows a night at a time, the job summary, exit codes."""
 from __future__ import annotations
 
+import pytest
+
 from tests.cli.test_nightly import HERE, nightly
+
+pytestmark = pytest.mark.engine  # every test here runs scripts/nightly.sh, which starts `python -m inproc`
 
 
 def test_the_store_grows_and_the_slow_night_fails_the_job(tmp_path):
