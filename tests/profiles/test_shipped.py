@@ -3,7 +3,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -13,7 +16,7 @@ from inproc.plan.matrix import make_plan
 from inproc.profiles.check import iter_checks
 from inproc.profiles.spec import load_profile, profiles_dir, shipped_profiles
 from inproc.record.io import load_results
-from tests.conftest import INSTALLED, PROFILES
+from tests.conftest import INSTALLED, PROFILES, ROOT
 from tests.spawn import child_env
 
 #: The line each CPU profile carries: "# Its matrix shows: Valid, Requests queued, Over capacity."

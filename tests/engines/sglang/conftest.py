@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import CPU_SUPPORT, DEFAULT_PROFILES, needs_sglang  # noqa: F401 - the tests here import them
+from tests.conftest import CPU_SUPPORT, DEFAULT_PROFILES, ROOT, needs_sglang  # noqa: F401 - the tests here import them
+from tests.spawn import child_env
 
 PROFILE = DEFAULT_PROFILES["sglang"]
 
@@ -38,3 +39,8 @@ def run_until_idle(engine, max_steps: int = 10_000) -> list:
         assert len(results) < max_steps, "engine did not drain"
         results.append(engine.step())
     return results
+
+
+def spawn_env() -> dict[str, str]:
+    """Environment for a child Python that must import SGLang from this checkout (tests.spawn.child_env)."""
+    return child_env(sglang_support=True)
