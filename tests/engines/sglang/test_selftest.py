@@ -5,15 +5,17 @@ import subprocess
 import sys
 import textwrap
 
-from inproc.selftest.report import load
-from tests.engines.sglang.conftest import ROOT, needs_sglang, spawn_env
+import pytest
 
-pytestmark = needs_sglang
+from inproc.selftest.report import load
+from tests.engines.sglang.conftest import needs_sglang
+from tests.spawn import child_env, run_child
+
+pytestmark = [needs_sglang, pytest.mark.engine]
 
 
 def _run(code: str, *argv: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", code, *argv], cwd=ROOT, env=spawn_env(), capture_output=True,
-                          text=True, timeout=900)
+    return run_child([sys.executable, "-c", code, *argv], timeout=900, env=child_env())
 
 
 def test_selftest_passes_on_this_build(tmp_path):

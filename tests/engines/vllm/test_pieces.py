@@ -5,7 +5,6 @@ old module (through ``sys.modules``, in a child process), so that what runs is 0
 """
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import textwrap
@@ -15,7 +14,8 @@ import pytest
 from inproc.engines import pieces as base
 from inproc.engines.vllm import ADAPTER
 from inproc.engines.vllm import args as vllm_args
-from tests.conftest import ROOT, needs_vllm
+from tests.conftest import needs_vllm
+from tests.spawn import run_child
 
 pytestmark = needs_vllm
 
@@ -36,11 +36,10 @@ _SIMULATED_0_33 = textwrap.dedent("""
 
 
 def _inproc(code: str, *argv: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-c", code, *argv], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=300)
+    return run_child([sys.executable, "-c", code, *argv], timeout=300)
 
 
+@pytest.mark.engine  # starts inproc
 def test_profile_import_finds_the_serve_parser_where_0_33_keeps_it_simulated_0_33(tmp_path):
     out = tmp_path / "imported.toml"
     p = _inproc(_SIMULATED_0_33, "profile", "import", "-o", str(out), "--", "vllm", "serve", "org/m",
@@ -50,6 +49,7 @@ def test_profile_import_finds_the_serve_parser_where_0_33_keeps_it_simulated_0_3
     assert 'model = "org/m"' in text and "max-model-len = 4096" in text and "port" not in text.split("[engine_args]")[1]
 
 
+@pytest.mark.engine  # starts inproc
 def test_a_serve_parser_missing_everywhere_is_one_line(tmp_path):
     code = _SIMULATED_0_33.replace('sys.modules["vllm.entrypoints.common.cli_args"] = moved',
                                    'sys.modules["vllm.entrypoints.common.cli_args"] = None')

@@ -2,22 +2,23 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
 
-from inproc.selftest.report import load
-from tests.conftest import ROOT, needs_vllm
+import pytest
 
-pytestmark = needs_vllm
+from inproc.selftest.report import load
+from tests.conftest import needs_vllm
+from tests.spawn import child_env, run_child
+
+pytestmark = [needs_vllm, pytest.mark.engine]
 
 
 def _run(code: str, *argv: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env = child_env()
     env.pop("VLLM_CPU_KVCACHE_SPACE", None)
-    return subprocess.run([sys.executable, "-c", code, *argv], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=900)
+    return run_child([sys.executable, "-c", code, *argv], timeout=900, env=env)
 
 
 _MAIN = "import sys; from inproc.cli.main import main; main(sys.argv[1:])"
