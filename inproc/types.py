@@ -49,6 +49,8 @@ class KVCacheGroup:
     # The engine's own per-request cap in blocks, where its KV spec has one (a sliding
     # window or attention chunk plus the tokens in flight; a Mamba state's fixed pages).
     max_blocks: int | None = None
+    # Blocks of a pool of the group's own (SGLang's hybrid sliding-window pool); None: the shared pool.
+    pool_blocks: int | None = None
 
 
 @dataclass(frozen=True)
@@ -257,6 +259,11 @@ class StepResult:
     ``schedule_s`` / ``update_s``: host seconds inside the scheduler's batch forming and
     output processing; ``probe_s`` / ``convert_s``: seconds the adapter's own instrumentation
     / its turning the engine's outputs into ``deltas`` took (inside the step, unlike the harness).
+    ``kv_used_blocks``: blocks of the engine's KV pool held by requests right after this
+    step formed its batch (its allocations made), as the engine counts them (vLLM: its
+    block pool's blocks that are not free, the null block excluded; SGLang: its token
+    pool's used tokens over the page size); ``kv_used_window_blocks``: the same of SGLang's
+    hybrid sliding-window pool. None where the engine does not say.
     """
 
     deltas: tuple[RequestDelta, ...]
@@ -271,6 +278,8 @@ class StepResult:
     update_s: float = 0.0
     probe_s: float = 0.0
     convert_s: float = 0.0
+    kv_used_blocks: int | None = None
+    kv_used_window_blocks: int | None = None
 
 
 @dataclass(frozen=True)

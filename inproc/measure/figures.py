@@ -12,6 +12,7 @@ import numpy as np
 from inproc.measure import anatomy as an
 from inproc.measure import metrics as m
 from inproc.measure.anatomy import AnatomyFigures
+from inproc.measure.kv import KvUsage, kv_usage
 from inproc.measure.peaks import Peaks
 from inproc.measure.trace import CellTrace
 
@@ -60,16 +61,19 @@ class DecodeFigures:
     spec_acceptance_rate: float | None  # m.spec_acceptance_rate
     spec_mean_acceptance_length: float | None  # m.spec_mean_acceptance_length
     anatomy: AnatomyFigures | None = None  # an.anatomy_figures
+    kv: KvUsage | None = None  # inproc.measure.kv.kv_usage
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
-def decode_figures(trace: CellTrace, peaks: Peaks | None = None, anatomy: bool = True) -> DecodeFigures | None:
+def decode_figures(trace: CellTrace, peaks: Peaks | None = None, anatomy: bool = True,
+                   kv_pool_blocks: int | None = None) -> DecodeFigures | None:
     """Figures of a decode cell, or None when its window never held a step.
 
     ``peaks``: the device limits the step anatomy's bandwidth and FLOP/s are read against.
     ``anatomy``: False for a run made with ``--anatomy off``; its anatomy is then None (absent).
+    ``kv_pool_blocks``: the blocks requests can hold, which KV usage is read against.
     """
     w = m.window(trace)
     if w is None:
@@ -91,4 +95,5 @@ def decode_figures(trace: CellTrace, peaks: Peaks | None = None, anatomy: bool =
         spec_acceptance_rate=m.spec_acceptance_rate(trace),
         spec_mean_acceptance_length=m.spec_mean_acceptance_length(trace),
         anatomy=an.anatomy_figures(trace.steps, w, bw, fl) if anatomy else None,
+        kv=kv_usage(trace.steps, w, kv_pool_blocks) if kv_pool_blocks else None,
     )

@@ -25,7 +25,8 @@ from inproc.types import GRAPH_MODES, ForwardStats, StepResult
 STEP_FLOATS = ("t_start_s", "t_end_s", "schedule_s", "update_s", "probe_s", "convert_s")
 #: Integer columns of the step itself; the first four are in every file ever written.
 STEP_INTS = ("num_running", "num_waiting", "num_scheduled_tokens", "num_preempted", "num_prefill_reqs",
-             "num_prefill_tokens", "num_decode_reqs", "num_decode_tokens", "output_of")
+             "num_prefill_tokens", "num_decode_reqs", "num_decode_tokens", "output_of",
+             "kv_used_blocks", "kv_used_window_blocks")  # the KV blocks held (StepResult.kv_used_blocks)
 #: Columns of a batch's forward, filed under the row of the step that formed the batch.
 FORWARD_FLOATS = ("flops", "read_bytes", "write_bytes")
 FORWARD_INTS = ("graph_mode", "num_unpadded_tokens", "num_padded_tokens")
@@ -102,7 +103,8 @@ class StepRecorder:
         source = i - res.returned_lag if res.returned_lag >= 0 else -1
         self._f[i, :_N_STEP_FLOATS] = (t_start, t_end, res.schedule_s, res.update_s, res.probe_s, res.convert_s)
         self._i[i, :_N_STEP_INTS] = (res.num_running, res.num_waiting, res.num_scheduled_tokens, res.num_preempted,
-                                     *shape, max(source, -1))
+                                     *shape, max(source, -1), _int(res.kv_used_blocks),
+                                     _int(res.kv_used_window_blocks))
         if res.forward is not None and source >= 0:
             self._set_forward(source, res.forward)
         self._n = i + 1

@@ -44,13 +44,14 @@ def decode_entry(cell: CellPlan, prompt_mode: str, reproduce: str, trace: CellTr
 
     ``anatomy``: the plan's setting (``MatrixSettings.anatomy``); off, the cell has no step anatomy.
     """
-    figs = decode_figures(trace, peaks, anatomy)
+    figs = decode_figures(trace, peaks, anatomy, capacity.allocatable_blocks)
     w = m.window(trace)
     tel = None
     if telemetry is not None and w is not None and figs is not None:
         tel = over_window(telemetry, trace.clock_origin_s + w.open_s, trace.clock_origin_s + w.close_s, figs.output_tokens)
     looped = judge_cell_loops(trace.requests, loops)
-    verdict = judge_decode(figs, cell.concurrency, capacity, looped, tel.throttle_passed if tel else None)
+    verdict = judge_decode(figs, cell.concurrency, capacity, looped, tel.throttle_passed if tel else None,
+                           estimate=cell.capacity)
     return DecodeEntry(cell.context, cell.concurrency, verdict, cell.max_tokens, prompt_mode, trace, figs,
                        cell.capacity, tel, None, reproduce)
 

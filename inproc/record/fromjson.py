@@ -116,7 +116,7 @@ def _prefill(d: dict[str, Any], use_cache: bool) -> PrefillEntry:
 
 def _decode(d: dict[str, Any], plan: RunPlan, capacity: Capacity, peaks: Peaks, use_cache: bool) -> DecodeEntry:
     check = d.get("capacity_check")
-    cell = CellPlan(d["context"], d["concurrency"], d.get("max_tokens", 0), CapacityCheck(**check) if check else None)
+    cell = CellPlan(d["context"], d["concurrency"], d.get("max_tokens", 0), CapacityCheck.from_dict(check) if check else None)
     mode, reproduce = d.get("prompt_mode", plan.settings.prompt_mode), d.get("reproduce", "")
     if d.get("error") or not d.get("trace"):
         return derive.unmeasured_entry(cell, mode, reproduce, _verdict(d), d.get("error"))

@@ -39,7 +39,7 @@ NEEDED_SCHEDULER_INTERNALS = (
     "ingest_requests", "get_next_batch_to_run", "run_batch", "process_batch_result", "on_idle", "running_batch",
     "waiting_queue", "last_batch", "request_receiver", "ipc_channels.send_to_tokenizer",
     "ipc_channels.send_to_detokenizer", "metrics_reporter.start_scheduler_time_accounting", "tp_worker.model_runner",
-    "token_to_kv_pool_allocator", "enable_overlap",
+    "token_to_kv_pool_allocator", "enable_overlap", "pool_stats_observer.get_pool_stats",
 )
 OVERLAP_INTERNALS = ("is_disable_overlap_for_batch", "_apply_war_barrier", "launch_batch_sample_if_needed",
                      "enable_unified_memory", "is_generation")

@@ -151,9 +151,20 @@ def sample_queues(s, batch, was_running: set[int]) -> dict[str, int]:
         else:
             tokens = -1  # a verify step's token count depends on the draft tree
     return {
+        **kv_used(s),
         "num_running": len(running),
         "num_waiting": len(s.waiting_queue),
         "num_scheduled_tokens": tokens,
         # Retraction (SGLang's preemption) sends running requests back to the waiting queue.
         "num_preempted": sum(1 for r in s.waiting_queue if id(r) in was_running),
     }
+
+
+def kv_used(s) -> dict[str, int]:
+    """Pages of the token pool (and of the hybrid sliding-window pool) requests hold, by SGLang's
+    own count (``get_pool_stats``: capacity less available and radix-evictable tokens)."""
+    stats, page = s.pool_stats_observer.get_pool_stats(), int(s.page_size)
+    used = {"kv_used_blocks": -(-int(stats.full_num_used) // page)}
+    if getattr(stats, "is_hybrid_swa", False) and stats.swa_num_used is not None:
+        used["kv_used_window_blocks"] = -(-int(stats.swa_num_used) // page)
+    return used

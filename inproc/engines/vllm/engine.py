@@ -29,7 +29,7 @@ from inproc.types import EngineCounters, LaunchSpec, RequestDelta, RequestSpec, 
 # What the adapter reads on vLLM's scheduler (probe.py, info.py): a version without one
 # fails at build with its name, not inside a step.
 NEEDED_SCHEDULER_INTERNALS = ("schedule", "update_from_output", "running", "waiting", "requests",
-                              "kv_cache_config")
+                              "kv_cache_config", "kv_cache_manager.block_pool")
 
 
 class VllmEngine:
@@ -96,6 +96,7 @@ class VllmEngine:
             update_s=probe.update_s,
             probe_s=probe.probe_s,
             convert_s=convert_s,
+            kv_used_blocks=probe.kv_used_blocks,
         )
 
     def abort(self, request_ids: Sequence[str]) -> None:

@@ -13,6 +13,8 @@ def group_kind(spec) -> tuple[str, int | None]:
     """The kind of a ``KVCacheSpec`` and its window (sliding window or attention chunk), if any."""
     name = type(spec).__name__
     window = getattr(spec, "sliding_window", None)
+    if window and "SlidingWindow" in name:  # SlidingWindowMLASpec too (DeepSeek-V4's window and state groups)
+        return "sliding_window", int(window)
     if "MLA" in name:
         return "mla", None
     if window:

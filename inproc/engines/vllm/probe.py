@@ -51,6 +51,7 @@ class SchedulerProbe:
         self.returned_lag = -1
         self.forward: ForwardStats | None = None
         self.schedule_s = self.update_s = self.probe_s = 0.0
+        self.kv_used_blocks: int | None = None
 
     def _wrap(self) -> None:
         sched, probe = self.sched, self
@@ -78,13 +79,16 @@ class SchedulerProbe:
         sched.update_from_output = update_and_count
 
     def _formed(self, out) -> None:
-        """The batch ``schedule`` just formed: queues, preemptions, shape; tag it with this step."""
+        """The batch ``schedule`` just formed: queues, preemptions, shape, KV blocks held; tag it with this step."""
         sched = self.sched
         self.num_running = len(sched.running)
         self.num_waiting = len(sched.waiting)
         self.num_scheduled_tokens = int(out.total_num_scheduled_tokens)
         self.num_preempted = len(out.preempted_req_ids or ())
         self.batch = batch_shape(out, sched.requests) if self.shapes else None
+        pool = sched.kv_cache_manager.block_pool
+        # Free blocks include cached ones no request holds; the null block is never free.
+        self.kv_used_blocks = int(pool.num_gpu_blocks) - 1 - int(pool.get_num_free_blocks())
         setattr(out, _TAG, self.step)
 
     def _returned(self, scheduler_output, outputs) -> None:
