@@ -16,6 +16,7 @@ from inproc.render.charts import decode_chart, prefill_chart, step_panels, telem
 from inproc.render.definitions import shown_definitions
 from inproc.render.header import Header, build_header
 from inproc.render.matrix import MEDIANS_NOTE, Grid, decode_grid, headline, legend_lines, throttle_warnings, ttft_note
+from inproc.render.kv_matrix import KV_NOTE, kv_grid
 from inproc.render.measurements import PREFILL, Measurement, measurements, shown_columns
 from inproc.render.svg import line_chart, t
 from inproc.record.schema import RunRecord
@@ -45,7 +46,7 @@ def render_html(rec: RunRecord) -> str:
     grid = decode_grid(rec.settings, rows, rec.shard.cells if rec.shard else None)
     h = build_header(rec)
     # The matrix first: a person opens the page to read it; the setup is there to answer questions about it.
-    body = [_title(h), _decode(rec, rows, grid), _prefill(rows), _steps(rec), _telemetry(rec), _setup(h), _all(rows)]
+    body = [_title(h), _decode(rec, rows, grid), _kv(rec), _prefill(rows), _steps(rec), _telemetry(rec), _setup(h), _all(rows)]
     return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{t('Speed test matrix · ' + h.title)}</title><style>{CSS}</style></head><body>\n"
             + "\n".join(b for b in body if b) + "\n</body></html>\n")
@@ -123,6 +124,14 @@ def _decode(rec: RunRecord, rows: list[Measurement], grid: Grid) -> str:
             + _table(["Context", *map(str, grid.concurrency)], body, frozenset({0}), "heat")
             + "".join(f"<p>{t(n)}</p>" for n in notes) + warns
             + '<div class="charts">' + "".join(line_chart(c) for c in charts if c) + "</div>")
+
+
+def _kv(rec: RunRecord) -> str:
+    g = kv_grid(rec)
+    if g is None:
+        return ""
+    body = [[t(format_tokens(L)), *(t(g.cells.get((L, C), "") or "–") for C in g.concurrency)] for L in g.contexts]
+    return f"<h2>KV cache usage</h2><p>{t(KV_NOTE)}</p>" + _table(["Context", *map(str, g.concurrency)], body)
 
 
 def _steps(rec: RunRecord) -> str:

@@ -16,6 +16,7 @@ from inproc.render.matrix import (
     throttle_warnings,
     ttft_note,
 )
+from inproc.render.kv_matrix import KV_NOTE, kv_grid
 from inproc.render.measurements import PREFILL, Measurement, measurements, shown_columns
 from inproc.record.schema import RunRecord
 from inproc.units import format_tokens
@@ -24,7 +25,7 @@ from inproc.units import format_tokens
 def render_markdown(rec: RunRecord) -> str:
     """The whole report as Markdown text (ends with a newline)."""
     rows = measurements(rec)
-    blocks = [_header(build_header(rec)), _prefill(rows), _decode(rec, rows), _all(rows)]
+    blocks = [_header(build_header(rec)), _prefill(rows), _decode(rec, rows), _kv(rec), _all(rows)]
     return "\n\n".join(b for b in blocks if b) + "\n"
 
 
@@ -80,6 +81,14 @@ def _decode(rec: RunRecord, rows: list[Measurement]) -> str:
     parts = ["## Sustained decode", "", "total tok/s · rows are context length, columns are simultaneous requests", "",
              table(head, body)]
     return "\n\n".join(["\n".join(parts), *notes])
+
+
+def _kv(rec: RunRecord) -> str:
+    g = kv_grid(rec)
+    if g is None:
+        return ""
+    body = [[format_tokens(L), *(g.cells.get((L, C), "") or "–" for C in g.concurrency)] for L in g.contexts]
+    return "\n".join(["## KV cache usage", "", KV_NOTE, "", table(["Context", *map(str, g.concurrency)], body)])
 
 
 def _all(rows: list[Measurement]) -> str:

@@ -12,8 +12,9 @@ from inproc.units import format_tokens
 LEGEND = {
     st.QUEUED: "Requests queued: the engine could not run all requests at once, so some waited in its queue "
     "(sampled from the scheduler at every step); the figures are kept and flagged.",
-    st.OVER_CAPACITY: "Over capacity: not run because this many requests at this context would exceed "
-    "the engine's KV cache (blocks counted as the engine allocates them).",
+    st.OVER_CAPACITY: "Over capacity: not run because this many requests at this context cannot fit in "
+    "the engine's KV cache even at their steady decode footprints, or one request alone cannot at its peak "
+    "(blocks counted as the engine allocates them); every other cell runs and the engine decides.",
     st.EXCEEDS_MAX_LEN: "Exceeds max model length: the context plus at least one output token is more than "
     "the engine accepts; not run.",
     st.LOOPED: "Looped: the model kept repeating the same tokens, so the cell's figures are not shown "
