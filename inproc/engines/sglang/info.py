@@ -34,13 +34,15 @@ def read_info(s, server_args, model: str, event_loop: str) -> EngineInfo:
         "tree_cache": type(s.tree_cache).__name__,
         "prefix_caching": not s.disable_radix_cache,  # SGLang's radix cache
     }
+    groups = [KVCacheGroup(kind, page, layers)]
     if s.is_hybrid_swa:
         extra["sliding_window_size"] = int(s.sliding_window_size)
+        groups.append(window_pool_group(s, page))
     capacity = Capacity(
         num_blocks=kv_tokens // page,
         block_size=page,
         kv_tokens=kv_tokens,
-        groups=(KVCacheGroup(kind, page, layers),),
+        groups=tuple(groups),
         max_num_seqs=int(s.max_running_requests),
         max_num_batched_tokens=int(s.chunked_prefill_size) if s.chunked_prefill_size else None,
         max_model_len=ctx,
@@ -65,6 +67,19 @@ def read_info(s, server_args, model: str, event_loop: str) -> EngineInfo:
         forward_source=FORWARD_SOURCE,
         placement=placement(server_args, str(s.device)),
     )
+
+
+def window_pool_group(s, page: int) -> KVCacheGroup:
+    """SGLang's hybrid sliding-window pool: the sliding layers' own pool of ``swa_tokens_per_layer``.
+
+    A request holds the window there once decoding; during a prefill chunk it also holds the
+    chunk's tokens (freed out of the window after it), so its peak is the window + a chunk.
+    """
+    window = int(s.sliding_window_size)
+    # Chunked prefill off (size <= 0): a whole prompt may be in flight.
+    chunk = int(s.chunked_prefill_size) if (s.chunked_prefill_size or 0) > 0 else int(s.model_config.context_len)
+    return KVCacheGroup("sliding_window", page, 0, window, max_blocks=-(-(window + chunk) // page),
+                        pool_blocks=int(s.swa_tokens_per_layer) // page)
 
 
 def graph_memory_bytes(s) -> int | None:
