@@ -113,8 +113,8 @@ def test_plan_runs_every_cell_that_can_run():
 
 def test_check_round_trips_and_old_records_load():
     chk = check_cell(pool(200, SLIDING), 2048, 12, 256, "distinct", 0)
-    assert CapacityCheck.from_dict(chk.to_dict()) == chk
-    old = {k: v for k, v in chk.to_dict().items() if k not in ("peak_blocks_needed", "request_peak_blocks", "window_pool")}
+    assert CapacityCheck.from_dict(dataclasses.asdict(chk)) == chk
+    old = {k: v for k, v in dataclasses.asdict(chk).items() if k not in ("peak_blocks_needed", "request_peak_blocks", "window_pool")}
     loaded = CapacityCheck.from_dict(old)
     assert loaded.peak_blocks_needed is None and loaded.window_pool is None and loaded.blocks_needed == 192
 

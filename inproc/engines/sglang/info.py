@@ -34,10 +34,9 @@ def read_info(s, server_args, model: str, event_loop: str) -> EngineInfo:
         "tree_cache": type(s.tree_cache).__name__,
         "prefix_caching": not s.disable_radix_cache,  # SGLang's radix cache
     }
-    groups = [KVCacheGroup(kind, page, layers)]
+    groups = [KVCacheGroup(kind, page, layers)] + ([window_pool_group(s, page)] if s.is_hybrid_swa else [])
     if s.is_hybrid_swa:
         extra["sliding_window_size"] = int(s.sliding_window_size)
-        groups.append(window_pool_group(s, page))
     capacity = Capacity(
         num_blocks=kv_tokens // page,
         block_size=page,
