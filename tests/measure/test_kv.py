@@ -45,7 +45,7 @@ def test_queued_reason_quotes_observed_usage_and_estimate():
                          kv_used_blocks=np.full(n, 297))
     reqs = [RequestTrace(f"r{i}", 100, 64, 0.0, True, list(range(n)), [1] * n, list(range(n))) for i in range(4)]
     trace = CellTrace(steps, reqs, 0.5, 20.0)
-    figs = decode_figures(trace, None, CAP.allocatable_blocks)
+    figs = decode_figures(trace, None, kv_pool_blocks=CAP.allocatable_blocks)
     estimate = check_cell(CAP, 1500, 4, 64, "distinct", 0)
     v = judge_decode(figs, 4, CAP, estimate=estimate)
     assert v.status == st.QUEUED
