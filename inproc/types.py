@@ -46,11 +46,9 @@ class KVCacheGroup:
     block_size: int  # tokens per block (SGLang: page size)
     num_layers: int
     sliding_window: int | None = None  # tokens (or the attention chunk); None when the group keeps every token
-    # The engine's own per-request cap in blocks, where its KV spec has one (a sliding
-    # window or attention chunk plus the tokens in flight; a Mamba state's fixed pages).
+    # The engine's per-request cap in blocks (a window or chunk + tokens in flight; a Mamba state's pages).
     max_blocks: int | None = None
-    # Blocks of a pool of the group's own (SGLang's hybrid sliding-window pool); None: the shared pool.
-    pool_blocks: int | None = None
+    pool_blocks: int | None = None  # a pool of its own (SGLang's hybrid SWA pool); None: the shared pool
 
 
 @dataclass(frozen=True)
@@ -64,9 +62,7 @@ class Capacity:
     max_num_seqs: int  # the engine's limit on requests running at once
     max_num_batched_tokens: int | None  # per-step token budget (SGLang: chunked prefill size)
     max_model_len: int
-    # The engine's own answer to "how many requests of max_model_len fit?", computed by
-    # the engine's code where it has such a function.
-    engine_max_concurrency: float | None = None
+    engine_max_concurrency: float | None = None  # requests of max_model_len that fit, by the engine's own code
     extra: Mapping[str, float | int | str | None] = field(default_factory=dict)
     # Blocks requests can actually hold (an engine may keep some for itself); None: all of them.
     usable_blocks: int | None = None
@@ -259,11 +255,6 @@ class StepResult:
     ``schedule_s`` / ``update_s``: host seconds inside the scheduler's batch forming and
     output processing; ``probe_s`` / ``convert_s``: seconds the adapter's own instrumentation
     / its turning the engine's outputs into ``deltas`` took (inside the step, unlike the harness).
-    ``kv_used_blocks``: blocks of the engine's KV pool held by requests right after this
-    step formed its batch (its allocations made), as the engine counts them (vLLM: its
-    block pool's blocks that are not free, the null block excluded; SGLang: its token
-    pool's used tokens over the page size); ``kv_used_window_blocks``: the same of SGLang's
-    hybrid sliding-window pool. None where the engine does not say.
     """
 
     deltas: tuple[RequestDelta, ...]
@@ -278,8 +269,8 @@ class StepResult:
     update_s: float = 0.0
     probe_s: float = 0.0
     convert_s: float = 0.0
-    kv_used_blocks: int | None = None
-    kv_used_window_blocks: int | None = None
+    kv_used_blocks: int | None = None  # KV blocks requests held once the step formed its batch (docs/capacity.md)
+    kv_used_window_blocks: int | None = None  # the same of SGLang's hybrid sliding-window pool
 
 
 @dataclass(frozen=True)
