@@ -76,7 +76,7 @@ SHAPES = {
 
 def install_fakes(shape: str) -> None:
     if shape == "deepseek_v4":
-        sys.path.insert(0, str(CPU_SUPPORT))
+        sys.path.append(str(CPU_SUPPORT))  # after the engine's own packages (the folder also holds stand-ins)
         from fake_dsv4_kernels import install
 
         install()
