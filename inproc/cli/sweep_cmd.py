@@ -130,8 +130,8 @@ def _run_args(cells, contexts, concurrency, sets, loop_check, telemetry_hz, flag
     args = ["--no-prefill"]
     for name, value in (("--cells", cells), ("--contexts", contexts), ("--concurrency", concurrency)):
         args += [name, value] if value else []
-    names = {"window_s": "--duration", "window_steps": "--window-steps", "max_output": "--max-output", "prompt_mode": "--prompt-mode",
-             "temperature": "--temperature"}
+    names = {"window_s": "--duration", "window_steps": "--window-steps", "max_output": "--max-output",
+             "prompt_mode": "--prompt-mode", "temperature": "--temperature"}
     for key, value in flags.items():
         if key == "anatomy":
             args += ["--anatomy", "on" if value else "off"] if value is not None else []
