@@ -14,6 +14,7 @@ from inproc.codec import known_fields
 from inproc.measure.anatomy import AnatomyFigures
 from inproc.measure.figures import DecodeFigures, PrefillFigures
 from inproc.measure.judge import Verdict
+from inproc.measure.kv import KvUsage
 from inproc.measure.trace import CellTrace
 from inproc.plan.matrix import CellPlan
 from inproc.record.schema import DecodeEntry, PrefillEntry
@@ -50,6 +51,7 @@ def decode_entry(d: dict[str, Any], cell: CellPlan, prompt_mode: str, reproduce:
     """A measured decode cell with the figures and verdict its file holds (no figures: its window never held a step)."""
     figs = None
     if d.get("total_tok_s") is not None:
-        figs = DecodeFigures(**{**known_fields(DecodeFigures, d), "anatomy": _anatomy(d.get("anatomy"))})
+        kv = KvUsage(**known_fields(KvUsage, d["kv"])) if d.get("kv") else None
+        figs = DecodeFigures(**{**known_fields(DecodeFigures, d), "anatomy": _anatomy(d.get("anatomy")), "kv": kv})
     return DecodeEntry(cell.context, cell.concurrency, verdict, cell.max_tokens, prompt_mode, trace, figs,
                        cell.capacity, _telemetry(d, telemetry), None, reproduce)

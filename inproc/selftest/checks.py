@@ -11,7 +11,7 @@ from inproc import types as st
 from inproc.plan.capacity import check_cell, max_concurrency_at_max_len
 from inproc.plan.prompts import PromptFactory
 from inproc.selftest.report import Check
-from inproc.types import RequestSpec, StepResult
+from inproc.types import EngineCounters, RequestSpec, StepResult
 
 MAX_STEPS = 600  # a run that has not finished by then is a ✗, not a hang
 DECODE_REQUESTS = 4
@@ -28,8 +28,9 @@ def step_all(engine, requests: list[RequestSpec]) -> list[StepResult]:
     return results
 
 
-def _delta(before: dict, after: dict, key: str) -> int:
-    return int(after.get(key, 0)) - int(before.get(key, 0))
+def _delta(before: EngineCounters, after: EngineCounters, key: str) -> int:
+    """The change of one counter between two reads (0 for a counter the engine does not report)."""
+    return int(getattr(after, key) or 0) - int(getattr(before, key) or 0)
 
 
 def decode_checks(engine, name: str, lag: int, speculative: bool, prompts: PromptFactory) -> list[Check]:
@@ -46,7 +47,7 @@ def decode_checks(engine, name: str, lag: int, speculative: bool, prompts: Promp
         [_drafts(before, after)] if speculative else [])
 
 
-def _tokens(results: list[StepResult], before: dict, after: dict, n: int) -> Check:
+def _tokens(results: list[StepResult], before: EngineCounters, after: EngineCounters, n: int) -> Check:
     got: dict[str, int] = {}
     for r in results:
         for d in r.deltas:
@@ -88,7 +89,7 @@ def _anatomy(results: list[StepResult]) -> Check:
                  f"{compared - bad} of {compared}" + (f"; {', '.join(sorted(set(odd))[:3])}" if odd else ""))
 
 
-def _drafts(before: dict, after: dict) -> Check:
+def _drafts(before: EngineCounters, after: EngineCounters) -> Check:
     drafts, tokens = _delta(before, after, "spec_drafts"), _delta(before, after, "spec_draft_tokens")
     accepted = _delta(before, after, "spec_accepted_tokens")
     return Check("speculative counters move", drafts > 0 and tokens >= drafts and 0 <= accepted <= tokens,
@@ -110,7 +111,7 @@ def preemption_check(engine, prompts: PromptFactory) -> Check:
     before = engine.counters()
     results = step_all(engine, reqs)
     seen = sum(r.num_preempted for r in results)
-    counted = _delta(before, engine.counters(), "preemptions") if "preemptions" in before else seen
+    counted = _delta(before, engine.counters(), "preemptions") if before.preemptions is not None else seen
     tokens = sum(len(d.new_token_ids) for r in results for d in r.deltas)
     ok = seen > 0 and counted == seen and tokens == n * max_tokens
     return Check("preemption counted", ok, f"{n} requests of {prompt_len:,} + {max_tokens} tokens in a "

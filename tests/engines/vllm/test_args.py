@@ -129,7 +129,7 @@ _NGRAM_RUN = textwrap.dedent("""
     from inproc.engines import build_engine
     from inproc.types import RequestSpec
     from inproc.profiles.spec import load_profile
-    engine = build_engine(load_profile({path!r}))
+    engine = build_engine(load_profile({path!r}).launch)
     prompt = list(range(100, 140)) * 4
     for i in range(4):
         engine.add_request(RequestSpec(f"r{{i}}", prompt, max_tokens=32, temperature=0.0))
