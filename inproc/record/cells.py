@@ -20,14 +20,13 @@ differ from those derived when measured in their last digits).
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from inproc.codec import decode_array
+from inproc.record.atomic import write_atomic
 
 SKELETON = "skeleton"
 _ARRAY = "@npz"
@@ -144,22 +143,7 @@ def write_cell(path: Path, raw: dict[str, Any]) -> int:
     skeleton = _split(raw, groups)
     arrays = groups.members()
     arrays[SKELETON] = np.frombuffer(json.dumps(skeleton, separators=(",", ":")).encode(), dtype=np.uint8)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.fchmod(fd, 0o666 & ~umask)  # mkstemp makes 0600; results are ordinary files
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez_compressed(f, **arrays)
-            f.flush()
-            os.fsync(f.fileno())
-            size = f.tell()
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return size
+    return write_atomic(path, lambda f: np.savez_compressed(f, **arrays))
 
 
 def read_skeleton(path: Path) -> dict[str, Any]:

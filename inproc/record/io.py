@@ -17,11 +17,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from inproc.errors import UsageError
+from inproc.record.atomic import write_atomic
 from inproc.record.cells import read_skeleton, write_cell
 from inproc.record.fromjson import from_json
 from inproc.record.migrate import SCHEMA_VERSION, migrate
@@ -37,25 +37,8 @@ BASELINE_KIND = "inproc-baseline"  # the "kind" of a baseline file (inproc.recor
 
 # -- writing -------------------------------------------------------------------------
 def write_text_atomic(path: str | os.PathLike, text: str) -> int:
-    """Temp file in the same folder, fsync, then ``os.replace``: a reader never sees half a file.
-    Returns the bytes written."""
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.fchmod(fd, 0o666 & ~umask)  # mkstemp makes 0600; results and reports are ordinary files
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(text.encode("utf-8"))
-            f.flush()
-            os.fsync(f.fileno())
-            size = f.tell()
-        os.replace(tmp, p)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return size
+    """``text`` as UTF-8, written atomically (:func:`inproc.record.atomic.write_atomic`); the bytes written."""
+    return write_atomic(path, lambda f: f.write(text.encode("utf-8")))
 
 
 def cells_dir(path: str | os.PathLike) -> Path:

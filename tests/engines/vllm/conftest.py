@@ -20,22 +20,12 @@ def async_vllm_engine():
     """
     if not INSTALLED["vllm"]:
         pytest.skip("vllm is not installed here")
-    import vllm.platforms.cpu as cpu_platform
-
     from inproc import engines
+    from inproc.engines.vllm.selftest import async_scheduling_kept
     from inproc.profiles.spec import load_profile
 
-    original = cpu_platform.CpuPlatform.__dict__["check_and_update_config"]
-
-    def check_and_update_config(cls, vllm_config):
-        original.__func__(cls, vllm_config)
-        vllm_config.scheduler_config.async_scheduling = True
-
-    cpu_platform.CpuPlatform.check_and_update_config = classmethod(check_and_update_config)
-    try:
+    with async_scheduling_kept():
         engine = engines.build_engine(load_profile(DEFAULT_PROFILES["vllm"]).launch)
-    finally:
-        cpu_platform.CpuPlatform.check_and_update_config = original
     assert engine.info.settings.async_scheduling is True
     yield engine
     engine.shutdown()
