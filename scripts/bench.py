@@ -29,6 +29,7 @@ Machines like ours are noisy: the script alternates the two sides and reports me
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import statistics

@@ -2,6 +2,11 @@
 
   bytes per output token   the record on disk (manifest + cell files) over every output
                            token its traces hold, on a run of the CPU default. Target <= 12.
+                           Its bytes per step are printed beside it: the step rows cost per
+                           step, the token ids per token, so a slower machine (fewer tokens
+                           per step) reads more bytes per token from the same encoding.
+                           A file given is saved again in today's format; times measured
+                           before schema 8 are not on the nanosecond grid and keep xor8.
   written / size           bytes written while saving the run, over the record's final
                            size: the run's saves replayed entry by entry through the
                            runner's own ResultsWriter (the save after each entry, then the
@@ -19,7 +24,7 @@ For contrast each line also prints what the schema-6 layout (one JSON holding ev
 record, rewritten after each entry) takes for the same record. Timings on a shared machine
 are indicative.
 
-  .venv-vllm/bin/python scripts/bench.py record [--files RESULTS.json]   # without: runs the CPU default
+  .venv-vllm/bin/python scripts/bench.py record [RESULTS.json]   # without: runs the CPU default
 """
 from __future__ import annotations
 
@@ -40,7 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PROFILE = ROOT / "launch_profiles" / "cpu-vllm-tiny-llama.toml"
 sys.path.insert(0, str(ROOT))
 
-from inproc.measure.steps import StepTrace  # noqa: E402
+from inproc.measure.steps import StepTrace, on_ns_grid_array  # noqa: E402
 from inproc.measure.trace import CellTrace, RequestTrace  # noqa: E402
 from inproc.plan.matrix import CellPlan  # noqa: E402
 from inproc.record import derive  # noqa: E402
@@ -97,8 +102,11 @@ def sizes(path: Path, out: Path) -> None:
     write_results(copy, rec)  # today's format, whatever the given file's
     size = on_disk(copy)
     print(f"record: {path} ({len(rec.prefill)} prefill entries, {len(rec.decode)} decode cells, {tokens:,} output tokens)")
+    steps = sum(len(t.steps) for t in [e.trace for e in rec.decode if e.trace is not None]
+                + [s for e in rec.prefill for s in e.samples])
     print(f"bytes per output token: {size / tokens:.2f}  ({size:,} bytes; target <= 12; "
-          f"schema-6 layout {inline_size(rec) / tokens:.2f})")
+          f"schema-6 layout {inline_size(rec) / tokens:.2f}); {size / steps:.1f} bytes per step "
+          f"({steps:,} steps, {tokens / steps:.2f} tokens per step)")
     written, old = replay_saves(rec, out / "replayed.json")
     final = on_disk(out / "replayed.json")
     print(f"written while saving / record size: {written / final:.2f}  ({written:,} of {final:,} bytes; target <= 2; "
@@ -114,8 +122,8 @@ VOCAB, MAX_TOKENS, STEP_S, HZ, GPUS = 129_280, 1024, 0.0036, 10.0, 8
 def synthetic_trace(rng: np.random.Generator, c: int, n_steps: int) -> CellTrace:
     """C requests kept in flight for ``n_steps`` async decode steps, each refilled after MAX_TOKENS tokens."""
     step_s = STEP_S * (1 + np.log2(c) / 4) * rng.normal(1.0, 0.02, n_steps)
-    t_end = np.cumsum(step_s)
-    t_start = t_end - step_s * 0.97
+    t_end = on_ns_grid_array(np.cumsum(step_s))  # as measured: on the clock's nanosecond grid
+    t_start = on_ns_grid_array(t_end - step_s * 0.97)
     requests = []
     for slot in range(c):
         begin = 0
@@ -129,8 +137,8 @@ def synthetic_trace(rng: np.random.Generator, c: int, n_steps: int) -> CellTrace
                                          "length" if end - begin == MAX_TOKENS else None, 0))
             begin = end
     flops = np.full(n_steps, 2.0e12 * c) * rng.normal(1.0, 0.001, n_steps)
-    steps = StepTrace.of(t_start_s=t_start, t_end_s=t_end, schedule_s=rng.normal(1e-4, 1e-5, n_steps),
-                         update_s=rng.normal(5e-5, 5e-6, n_steps), flops=flops, read_bytes=flops * 0.4,
+    steps = StepTrace.of(t_start_s=t_start, t_end_s=t_end, schedule_s=on_ns_grid_array(rng.normal(1e-4, 1e-5, n_steps)),
+                         update_s=on_ns_grid_array(rng.normal(5e-5, 5e-6, n_steps)), flops=flops, read_bytes=flops * 0.4,
                          write_bytes=flops * 0.01, num_running=np.full(n_steps, c), num_waiting=np.zeros(n_steps),
                          num_scheduled_tokens=np.full(n_steps, c), num_decode_reqs=np.full(n_steps, c),
                          num_decode_tokens=np.full(n_steps, c), output_of=np.arange(n_steps) - 1,

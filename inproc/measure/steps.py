@@ -1,6 +1,8 @@
 """One row per engine step: when it ran, what batch it formed, what that batch's forward was.
 
-Times are seconds on ``time.perf_counter()`` relative to the cell's start. A row holds
+Times are seconds on ``time.perf_counter()`` relative to the cell's start, on the clock's
+nanosecond grid (:func:`on_ns_grid`: the clock counts nanoseconds; the bits below them are
+float arithmetic, which no file could compress). A row holds
 what its step did: the queues and the batch the scheduler formed in it (its shape,
 scheduled tokens, preemptions), its host time inside the scheduler, and, once the
 engine reports it, that batch's forward (CUDA-graph mode, padding, FLOPs, bytes).
@@ -13,6 +15,7 @@ figure, or a file written before the column existed.
 """
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,6 +38,8 @@ INT_COLUMNS = STEP_INTS + FORWARD_INTS
 _N_STEP_FLOATS, _N_STEP_INTS = len(STEP_FLOATS), len(STEP_INTS)
 _NF, _NI = len(FLOAT_COLUMNS), len(INT_COLUMNS)
 _NO_SHAPE = (-1, -1, -1, -1)
+_NO_FORWARD_F = (np.nan,) * len(FORWARD_FLOATS)  # a row's forward columns until its batch returns
+_NO_FORWARD_I = (-1,) * len(FORWARD_INTS)
 
 
 @dataclass(eq=False)
@@ -79,49 +84,70 @@ class StepTrace:
         return cls(cols)
 
 
-class StepRecorder:
-    """Appends step rows into preallocated arrays (grown by doubling) during a cell.
+def on_ns_grid(seconds: float) -> float:
+    """``seconds`` rounded to whole nanoseconds, as a float: ``round(seconds * 1e9) / 1e9``.
 
-    Nothing it keeps grows per step but the two arrays, which the garbage collector does
-    not walk. A new per-step column is one name in STEP_FLOATS / STEP_INTS and one value
-    in :meth:`append`'s row, in the same position.
+    ``perf_counter`` counts nanoseconds on Linux, so a time kept in seconds holds nothing
+    finer; the digits below are rounding noise of the subtraction from the cell's start.
+    Times are put on this grid when measured, so the results file stores them as integer
+    nanoseconds (``inproc.record.cells``) and a figure derived again from the file equals the
+    one derived when measured. Idempotent; :func:`on_ns_grid_array` is the same for arrays.
+    """
+    return round(seconds * 1e9) / 1e9
+
+
+def on_ns_grid_array(seconds: np.ndarray) -> np.ndarray:
+    """:func:`on_ns_grid` for an array (NaN stays NaN); the same arithmetic, so the same values."""
+    return np.round(np.asarray(seconds, dtype=np.float64) * 1e9) / 1e9
+
+
+class StepRecorder:
+    """Appends step rows to two flat ``array`` buffers (floats, integers) during a cell.
+
+    Nothing it keeps grows per step but the two buffers, which the garbage collector does
+    not walk, and a row is one ``extend`` of each (a numpy row assignment costs several
+    times more, and this runs between every two steps). A new per-step column is one name in
+    STEP_FLOATS / STEP_INTS and one value in :meth:`append`'s row, in the same position.
     """
 
-    def __init__(self, capacity: int = 4096) -> None:
+    def __init__(self) -> None:
         self._n = 0
-        self._f = np.full((capacity, _NF), np.nan)
-        self._i = np.full((capacity, _NI), -1, dtype=np.int64)
+        self._f = array("d")
+        self._i = array("q")
 
     def append(self, t_start: float, t_end: float, res: StepResult) -> int:
         """Record one step (and the forward of the batch it returned); returns its index."""
         i = self._n
-        if i == len(self._f):
-            self._f = np.concatenate([self._f, np.full_like(self._f, np.nan)])
-            self._i = np.concatenate([self._i, np.full_like(self._i, -1)])
         b = res.batch
         shape = (b.num_prefill_reqs, b.num_prefill_tokens, b.num_decode_reqs, b.num_decode_tokens) if b else _NO_SHAPE
         source = i - res.returned_lag if res.returned_lag >= 0 else -1
-        self._f[i, :_N_STEP_FLOATS] = (t_start, t_end, res.schedule_s, res.update_s, res.probe_s, res.convert_s)
-        self._i[i, :_N_STEP_INTS] = (res.num_running, res.num_waiting, res.num_scheduled_tokens, res.num_preempted,
-                                     *shape, max(source, -1), _int(res.kv_used_blocks),
-                                     _int(res.kv_used_window_blocks))
+        kv, kv_window = res.kv_used_blocks, res.kv_used_window_blocks
+        self._f.extend((t_start, t_end, res.schedule_s, res.update_s, res.probe_s, res.convert_s, *_NO_FORWARD_F))
+        self._i.extend((res.num_running, res.num_waiting, res.num_scheduled_tokens, res.num_preempted, *shape,
+                        source if source >= 0 else -1, -1 if kv is None else kv,
+                        -1 if kv_window is None else kv_window, *_NO_FORWARD_I))
+        self._n = i + 1
         if res.forward is not None and source >= 0:
             self._set_forward(source, res.forward)
-        self._n = i + 1
         return i
 
     def _set_forward(self, row: int, fw: ForwardStats) -> None:
         mode = GRAPH_MODES.index(fw.graph_mode) if fw.graph_mode in GRAPH_MODES else -1
-        self._i[row, _N_STEP_INTS:] = (mode, _int(fw.num_unpadded_tokens), _int(fw.num_padded_tokens))
-        self._f[row, _N_STEP_FLOATS:] = (_float(fw.flops), _float(fw.read_bytes), _float(fw.write_bytes))
+        at_i, at_f = row * _NI + _N_STEP_INTS, row * _NF + _N_STEP_FLOATS
+        self._i[at_i:at_i + 3] = array("q", (mode, _int(fw.num_unpadded_tokens), _int(fw.num_padded_tokens)))
+        self._f[at_f:at_f + 3] = array("d", (_float(fw.flops), _float(fw.read_bytes), _float(fw.write_bytes)))
 
     def __len__(self) -> int:
         return self._n
 
     def freeze(self) -> StepTrace:
+        """The rows as a trace; the step's times (``STEP_FLOATS``) put on the nanosecond grid."""
         n = self._n
-        cols = {name: self._f[:n, k].copy() for k, name in enumerate(FLOAT_COLUMNS)}
-        cols.update({name: self._i[:n, k].copy() for k, name in enumerate(INT_COLUMNS)})
+        f = np.frombuffer(self._f, dtype=np.float64).reshape(n, _NF)
+        i = np.frombuffer(self._i, dtype=np.int64).reshape(n, _NI)
+        cols = {name: f[:, k].copy() for k, name in enumerate(FLOAT_COLUMNS)}
+        cols.update({name: on_ns_grid_array(cols[name]) for name in STEP_FLOATS})
+        cols.update({name: i[:, k].copy() for k, name in enumerate(INT_COLUMNS)})
         return StepTrace(cols)
 
 

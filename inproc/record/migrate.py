@@ -45,6 +45,13 @@ Schema history (``schema_version``):
       arguments, by its own names). Older files: no ``definitions_version`` (derived again
       on load), raw records inline, the flat settings dict sorted into the typed fields
       (SGLang's tp_size, speculative_algorithm and speculative_num_draft_tokens renamed).
+  8 — 2026-12-01: times on the clock's nanosecond grid. The step times (``t_start_s``,
+      ``t_end_s`` and the host times of each step) and ``submit_s`` are rounded to whole
+      nanoseconds when measured (``inproc.measure.steps.on_ns_grid``), and a cell file stores
+      a float column whose values are all whole nanoseconds as integer nanoseconds (member
+      ``ns8``: delta, zigzag, byte-shuffled; ``inproc.record.cells``). A reader of 7 cannot
+      read that member, hence the version. Older files: nothing moves (their times read as
+      written, in ``xor8``).
 
 A file newer than :data:`SCHEMA_VERSION` is refused by the loader (``inproc.record.io``).
 """
@@ -55,7 +62,7 @@ from typing import Any
 
 from inproc.types import EngineSettings
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 
 def migrate(data: dict[str, Any]) -> dict[str, Any]:
@@ -78,6 +85,8 @@ def migrate(data: dict[str, Any]) -> dict[str, Any]:
         engine = out.get("engine") or {}
         out["engine"] = {**engine, "settings": dataclasses.asdict(EngineSettings.from_flat(engine.get("settings") or {}))}
         out["schema_version"] = 7  # raw records stay inline, which 7 reads too
+    if out["schema_version"] == 7:
+        out["schema_version"] = 8  # ns8 members are new in cell files: nothing to move
     return out
 
 

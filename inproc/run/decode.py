@@ -6,7 +6,8 @@ why, the engine counters at its two ends), its step rows (``inproc.measure.steps
 when asked, what happens after the window (a profiler, NVTX ranges, a breakpoint:
 ``inproc.run.profiling``). It computes no statistic: ``inproc.measure.metrics`` does.
 
-What is timed, from where to where (``time.perf_counter`` seconds from the cell's start):
+What is timed, from where to where (``time.perf_counter`` seconds from the cell's start,
+on the clock's nanosecond grid: ``inproc.measure.steps.on_ns_grid``):
 
 - a step: from just before ``Engine.step()`` is called to just after it returns (its row's
   ``t_start_s`` / ``t_end_s``); every token the step returned is stamped with that end;
@@ -32,7 +33,7 @@ from typing import Callable, Iterator
 
 from inproc.engines.base import Engine
 from inproc.engines.cuda import nvtx
-from inproc.measure.steps import StepRecorder
+from inproc.measure.steps import StepRecorder, on_ns_grid
 from inproc.measure.trace import CellTrace, RequestTrace
 from inproc.plan.prompts import CellPrompts
 from inproc.run.interrupt import RunInterrupted
@@ -204,7 +205,7 @@ class DecodeCell:
         i = self.rec.append(ts - t0, te - t0, res)
         if ranges is not None:
             ranges.pop(i, res)
-        return i, res, te - t0
+        return i, res, on_ns_grid(te - t0)  # the row's t_end_s as frozen: the window's bounds are step ends
 
     # -- the requests -------------------------------------------------------------------
     def _submit(self, initial: bool) -> None:
@@ -212,7 +213,7 @@ class DecodeCell:
         prompt = self.prompts.request(self.submitted, self.prefix)
         req = RequestTrace(f"r-{next(self.ids)}", len(prompt), s.max_tokens, 0.0, initial)
         spec = RequestSpec(req.request_id, prompt, s.max_tokens, s.temperature)
-        req.submit_s = self.clock() - self.t0  # before the engine takes it in: TTFT's start
+        req.submit_s = on_ns_grid(self.clock() - self.t0)  # before the engine takes it in: TTFT's start
         self.engine.add_request(spec)
         self.active[req.request_id] = req
         self.submitted += 1

@@ -13,7 +13,7 @@ import time
 from typing import Callable
 
 from inproc.engines.base import Engine
-from inproc.measure.steps import StepRecorder
+from inproc.measure.steps import StepRecorder, on_ns_grid
 from inproc.measure.trace import CellTrace, RequestTrace
 from inproc.plan.prompts import CellPrompts
 from inproc.run.decode import Clock, DecodeCell, DecodeSettings, EngineNotIdle, drain, file_delta, stop
@@ -51,11 +51,11 @@ class Driver:
         each step between two clock reads.
         """
         engine, clock = self.engine, self.clock
-        rec, t0 = StepRecorder(64), clock()
+        rec, t0 = StepRecorder(), clock()
         req = RequestTrace(f"one-{next(self.ids)}", len(prompt), max_tokens, 0.0, True)
         spec = RequestSpec(req.request_id, prompt, max_tokens, temperature)
         before = engine.counters()
-        req.submit_s = clock() - t0
+        req.submit_s = on_ns_grid(clock() - t0)
         engine.add_request(spec)
         while req.finished_step is None:
             ts = clock()

@@ -63,7 +63,7 @@ def test_unreported_columns_give_no_figure():
 
 
 def test_recorder_files_a_lagged_forward_under_the_step_that_formed_it():
-    rec = StepRecorder(capacity=1)  # grows on the second row
+    rec = StepRecorder()
     shape = BatchShape(0, 0, 2, 2)
     first = StepResult((), 2, 0, 2, batch=shape, returned_lag=-1)
     second = StepResult((), 2, 0, 2, batch=shape, returned_lag=1,

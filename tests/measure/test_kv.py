@@ -32,7 +32,7 @@ def test_unknown_usage_and_old_files_give_no_figure():
 
 
 def test_recorder_keeps_the_engines_count():
-    rec = StepRecorder(2)
+    rec = StepRecorder()
     for used in (5, None, 7):
         rec.append(0.0, 1.0, StepResult((), 1, 0, kv_used_blocks=used))
     assert rec.freeze().kv_used_blocks.tolist() == [5, -1, 7]

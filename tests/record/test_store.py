@@ -1,4 +1,4 @@
-"""Schema 7 on disk: a manifest and one cell file per entry, written once; cached figures and when
+"""Schema 7 and 8 on disk: a manifest and one cell file per entry, written once; cached figures and when
 they are derived again; schema-6 files migrated. Records come from the real vLLM run in
 ``tests/fixtures/cpu-vllm-small.json`` and its GPU-like derivative (no engine needed)."""
 from __future__ import annotations
@@ -57,7 +57,7 @@ def test_manifest_and_cell_files_keep_every_raw_value_exactly(path, tmp_path):
     out = tmp_path / "r.json"
     write_results(out, rec)
     manifest = json.loads(out.read_text())
-    assert manifest["schema_version"] == SCHEMA_VERSION == 7 and manifest["cells"] == "r.cells"
+    assert manifest["schema_version"] == SCHEMA_VERSION == 8 and manifest["cells"] == "r.cells"
     assert "zb64" not in out.read_text()  # no array in the manifest
     rows = manifest["prefill"] + manifest["decode"]
     assert sorted(p.name for p in cells_dir(out).iterdir()) == sorted(d["cell_file"] for d in rows)  # one each
@@ -191,3 +191,31 @@ def test_cached_figures_come_back_as_the_typed_figures_they_were(tmp_path):
     assert measured
     for a, b in measured:
         assert isinstance(b.figures.kv, KvUsage) and b.figures == a.figures
+
+
+def test_measured_times_are_whole_nanoseconds_stored_as_such_and_derive_the_same_figures(tmp_path):
+    """A cell driven on a clock whose readings are not on any grid (a fake clock, an odd step time)."""
+    from inproc.measure import metrics as m
+    from inproc.measure.steps import STEP_FLOATS, on_ns_grid, on_ns_grid_array
+    from inproc.measure.trace import CellTrace
+    from inproc.record.cells import read_cell, read_skeleton, write_cell
+    from tests.run.test_decode_cell import run_cell
+    from tests.fakes.fake_engine import FakeScript
+
+    _, trace = run_cell(FakeScript(prefill_steps=3, step_s=0.0036123456789), window_s=0.2)
+    steps = trace.steps
+    for name in STEP_FLOATS[:2]:
+        assert np.array_equal(on_ns_grid_array(steps.columns[name]), steps.columns[name]), name
+    assert all(on_ns_grid(r.submit_s) == r.submit_s for r in trace.requests)
+    opened = int(np.flatnonzero(steps.t_end_s == trace.window_open_s)[0])  # the window opens at a step's end, exactly
+    assert opened > 0 and not np.array_equal(np.diff(steps.t_end_s), np.full(len(steps) - 1, 0.0036123456789))
+    path = tmp_path / "cell.npz"
+    write_cell(path, {"trace": trace.to_dict()})
+    stored = read_skeleton(path)["trace"]["steps"]
+    assert {name for name, col in stored.items() if col.get("ns8")} == set(STEP_FLOATS)  # the times, as integer ns
+    again = CellTrace.from_dict(read_cell(path)["trace"])
+    _same_trace(trace, again)
+    w, w2 = m.window(trace), m.window(again)
+    assert (w.first_step, w.last_step) == (w2.first_step, w2.last_step) and w.length_s == w2.length_s
+    assert m.total_tok_s(trace, w) == m.total_tok_s(again, w2) and m.ttft_ms_median(trace) == m.ttft_ms_median(again)
+    assert m.harness_overhead(trace, w) == m.harness_overhead(again, w2)
