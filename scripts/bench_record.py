@@ -62,10 +62,14 @@ def on_disk(path: Path) -> int:
     return path.stat().st_size + (sum(f.stat().st_size for f in cells.iterdir()) if cells.is_dir() else 0)
 
 
+def traces(rec: RunRecord) -> list[CellTrace]:
+    """The record's traces: its decode cells' and its prefill samples."""
+    return [e.trace for e in rec.decode if e.trace is not None] + [s for e in rec.prefill for s in e.samples]
+
+
 def output_tokens(rec: RunRecord) -> int:
     """Every output token the record's traces hold (decode cells and prefill samples, in and out of windows)."""
-    traces = [e.trace for e in rec.decode if e.trace is not None] + [s for e in rec.prefill for s in e.samples]
-    return sum(len(r.token_ids) for t in traces for r in t.requests)
+    return sum(len(r.token_ids) for t in traces(rec) for r in t.requests)
 
 
 def inline_size(rec: RunRecord) -> int:
@@ -102,8 +106,7 @@ def sizes(path: Path, out: Path) -> None:
     write_results(copy, rec)  # today's format, whatever the given file's
     size = on_disk(copy)
     print(f"record: {path} ({len(rec.prefill)} prefill entries, {len(rec.decode)} decode cells, {tokens:,} output tokens)")
-    steps = sum(len(t.steps) for t in [e.trace for e in rec.decode if e.trace is not None]
-                + [s for e in rec.prefill for s in e.samples])
+    steps = sum(len(t.steps) for t in traces(rec))
     print(f"bytes per output token: {size / tokens:.2f}  ({size:,} bytes; target <= 12; "
           f"schema-6 layout {inline_size(rec) / tokens:.2f}); {size / steps:.1f} bytes per step "
           f"({steps:,} steps, {tokens / steps:.2f} tokens per step)")

@@ -133,9 +133,11 @@ class StepRecorder:
 
     def _set_forward(self, row: int, fw: ForwardStats) -> None:
         mode = GRAPH_MODES.index(fw.graph_mode) if fw.graph_mode in GRAPH_MODES else -1
-        at_i, at_f = row * _NI + _N_STEP_INTS, row * _NF + _N_STEP_FLOATS
-        self._i[at_i:at_i + 3] = array("q", (mode, _int(fw.num_unpadded_tokens), _int(fw.num_padded_tokens)))
-        self._f[at_f:at_f + 3] = array("d", (_float(fw.flops), _float(fw.read_bytes), _float(fw.write_bytes)))
+        # The row's forward columns: the last of its integers and of its floats.
+        self._i[row * _NI + _N_STEP_INTS:(row + 1) * _NI] = array(
+            "q", (mode, _int(fw.num_unpadded_tokens), _int(fw.num_padded_tokens)))
+        self._f[row * _NF + _N_STEP_FLOATS:(row + 1) * _NF] = array(
+            "d", (_float(fw.flops), _float(fw.read_bytes), _float(fw.write_bytes)))
 
     def __len__(self) -> int:
         return self._n

@@ -46,13 +46,22 @@ def _xor_shuffled(a: np.ndarray) -> np.ndarray:
     Lossless; neighbouring step times and counters share their high bytes, which then
     become runs of zeros that zlib compresses well (as Gorilla and Blosc's shuffle do)."""
     u = np.ascontiguousarray(a).view(np.uint64)
-    x = u ^ np.concatenate([np.zeros(1, np.uint64), u[:-1]])
-    return x.astype("<u8", copy=False).view(np.uint8).reshape(-1, 8).T.copy()
+    return _byte_shuffled(u ^ np.concatenate([np.zeros(1, np.uint64), u[:-1]]))
 
 
 def _unshuffled(b: np.ndarray, dtype: str) -> np.ndarray:
-    x = np.ascontiguousarray(b.T).view("<u8").ravel()
+    x = _byte_unshuffled(b)
     return np.bitwise_xor.accumulate(x).view(np.dtype(dtype)).astype(np.dtype(dtype).newbyteorder("="))
+
+
+def _byte_shuffled(u: np.ndarray) -> np.ndarray:
+    """8-byte values as 8 rows: every value's first byte, then every value's second, ... (little-endian)."""
+    return u.astype("<u8", copy=False).view(np.uint8).reshape(-1, 8).T.copy()
+
+
+def _byte_unshuffled(b: np.ndarray) -> np.ndarray:
+    """The little-endian uint64 values of :func:`_byte_shuffled`'s rows."""
+    return np.ascontiguousarray(b.T).view("<u8").ravel()
 
 
 #: Largest nanosecond count kept as ``ns8``: below 2**53 a count and its float64 seconds map one to one.
@@ -70,12 +79,11 @@ def _whole_ns(a: np.ndarray) -> np.ndarray | None:
 def _ns_shuffled(ns: np.ndarray) -> np.ndarray:
     """Integer nanoseconds as differences from the value before, zigzagged (small either side of 0), byte-shuffled."""
     d = np.diff(ns, prepend=np.int64(0))
-    z = ((d << 1) ^ (d >> 63)).view(np.uint64)
-    return z.astype("<u8", copy=False).view(np.uint8).reshape(-1, 8).T.copy()
+    return _byte_shuffled(((d << 1) ^ (d >> 63)).view(np.uint64))
 
 
 def _ns_unshuffled(b: np.ndarray) -> np.ndarray:
-    z = np.ascontiguousarray(b.T).view("<u8").ravel().astype(np.uint64)
+    z = _byte_unshuffled(b).astype(np.uint64)
     d = (z >> np.uint64(1)).view(np.int64) ^ -(z & np.uint64(1)).view(np.int64)
     return np.cumsum(d) / 1e9
 
