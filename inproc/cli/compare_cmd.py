@@ -20,7 +20,7 @@ from inproc.compare.samples import METRICS, MIN_SUBWINDOWS, SUB_WINDOW_S, SubWin
 from inproc.compare.verdicts import CompareSettings, compare_runs
 from inproc.errors import UsageError
 from inproc.record.baseline import RunSet, load_runs
-from inproc.record.io import write_text_atomic
+from inproc.cli.report_cmd import emit
 from inproc.history.explain import explain
 from inproc.render.compare import render_compare_json, render_compare_markdown, render_compare_text, render_diagnoses
 from inproc.render.side_by_side import (render_side_by_side_json, render_side_by_side_markdown,
@@ -141,9 +141,5 @@ def compare(baseline_path, new_path, threshold, metrics, fmt, allow, sub_window,
     else:
         result = compare_runs(base.runs, new.runs, settings, baseline_path, new_path)
         text = with_diagnoses(RENDERERS[fmt](result), render_diagnoses(explain(base.runs, new.runs, result), fmt), fmt)
-    if output:
-        write_text_atomic(output, text)
-        click.echo(f"compare: {output}", err=True)
-    else:
-        click.echo(text, nl=False)
+    emit(text, output, "compare")
     return result.exit_code

@@ -10,12 +10,12 @@ from pathlib import Path
 import click
 
 from inproc.cli.compare_cmd import DEFAULTS, check_output, parse_metrics, parse_threshold
+from inproc.cli.report_cmd import emit, write_report
 from inproc.compare.samples import SubWindowing
 from inproc.compare.verdicts import CompareSettings
 from inproc.errors import UsageError
 from inproc.history.build import HISTORY_ALLOWS, HistorySettings, build_history
 from inproc.history.nights import Night, read_nights
-from inproc.record.io import write_text_atomic
 from inproc.record.summary import write_summary
 from inproc.render.history import render_history_markdown, render_history_text
 from inproc.render.history_html import render_history_html
@@ -87,11 +87,6 @@ def history(inputs, threshold, metrics, window, allow, fmt, output, html, store)
         for path in _store(store_dir, list(result.nights)):
             click.echo(f"history: stored {path}", err=True)
     if html:
-        write_text_atomic(html, render_history_html(result))
-        click.echo(f"history: {html}", err=True)
-    if output:
-        write_text_atomic(output, text)
-        click.echo(f"history: {output}", err=True)
-    else:
-        click.echo(text, nl=False)
+        write_report(html, render_history_html(result), "history")
+    emit(text, output, "history")
     return result.exit_code

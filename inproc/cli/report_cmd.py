@@ -36,9 +36,19 @@ def report(results_path: str, fmt: str, output: str | None, rederive: bool) -> N
         text = SWEEP_RENDERERS[fmt](summarize(load_sweep(results_path), results_path))
     else:
         text = RENDERERS[fmt](load_results(results_path, rederive=rederive))
+    emit(text, output, "report")
+
+
+def write_report(path: str, text: str, command: str) -> None:
+    """A rendered report written to ``path`` (atomically), its path said on stderr."""
+    write_text_atomic(path, text)
+    click.echo(f"{command}: {path}", err=True)
+
+
+def emit(text: str, output: str | None, command: str) -> None:
+    """A rendered report to ``-o`` (see :func:`write_report`), or to stdout without one."""
     if output:
-        write_text_atomic(output, text)
-        click.echo(f"report: {output}", err=True)
+        write_report(output, text, command)
     else:
         click.echo(text, nl=False)
 

@@ -51,7 +51,11 @@ class Seen:
                 continue
         return left
 
-    def kill_left(self) -> None:
+    def end(self, *launched: subprocess.Popen) -> None:
+        """Kill the launched processes still running, then every process seen that is still alive."""
+        for p in launched:
+            if p.poll() is None:
+                p.kill()
         for pid in self.alive():
             try:
                 psutil.Process(pid).kill()
@@ -104,7 +108,4 @@ def run_two_nodes(head_args: list[str], worker_args: list[str], head_env: dict, 
         return TwoNodes(head.returncode, head_err, worker.returncode, "".join(worker_err), worker_exit_s, seen.alive())
     finally:
         stop.set()
-        for p in (head, worker):
-            if p.poll() is None:
-                p.kill()
-        seen.kill_left()
+        seen.end(head, worker)

@@ -93,10 +93,7 @@ def test_a_worker_killed_mid_cell_ends_the_head_with_the_watchdogs_code(tmp_path
         left = seen.alive()
     finally:
         stop.set()
-        for p in (head, worker):
-            if p.poll() is None:
-                p.kill()
-        seen.kill_left()
+        seen.end(head, worker)
     print(f"head ended {ended_s:.0f} s after the kill, exit {rc}; watchdog said: "
           f"{[ln.strip() for ln in err.splitlines() if 'step watchdog' in ln]}")
     assert rc == HUNG_EXIT_CODE, err[-4000:]
