@@ -40,14 +40,21 @@ def parse_threshold(text: str) -> float:
 
 
 def parse_run_spread(text: str | None) -> dict[str, RunSpread]:
-    """``--run-spread 3%``: one run's log spread for every metric; None: each metric's stated default."""
-    defaults = StatSettings().run_spread
+    """``--run-spread 3%``: one run's log spread for every metric, as stated; None: none stated."""
     if text is None:
-        return defaults
+        return {}
     m = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*%\s*", text)
     if not m or not 0 <= float(m.group(1)) < 100:
         raise UsageError(f"Bad --run-spread {text!r}. Give a percentage from 0% to below 100%, e.g. 3% or 0.5%.")
-    return {k: RunSpread(float(m.group(1)) / 100, 0, "--run-spread") for k in defaults}
+    return {k: RunSpread(float(m.group(1)) / 100, 0, "--run-spread") for k in METRICS}
+
+
+def parse_confidence(text: str, flag: str) -> float:
+    """``80%`` -> 0.8, for a confidence from 50% to below 100%."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*%\s*", text)
+    if not m or not 50 <= float(m.group(1)) < 100:
+        raise UsageError(f"Bad {flag} {text!r}. Give a percentage from 50% to below 100%, e.g. 80% or 95%.")
+    return float(m.group(1)) / 100
 
 
 def parse_metrics(text: str) -> tuple[str, ...]:
@@ -121,15 +128,20 @@ def with_diagnoses(text: str, diagnoses: str, fmt: str) -> str:
 @click.option("--sub-window", help=f"Cut each window for tok_s samples: seconds (0.5s) or steps (16steps). Default: "
                                    f"{SUB_WINDOW_S:g} s, or 1/{MIN_SUBWINDOWS} of a window shorter than "
                                    f"{SUB_WINDOW_S * MIN_SUBWINDOWS:g} s.")
-@click.option("--run-spread", help="One run against one run: how much a whole run's figure varies from run to run "
-                                    "(log standard deviation, e.g. 2%). Default: each metric's, measured on this "
-                                    "project's CPU runs (docs/statistics.md).")
+@click.option("--run-spread", help="One run against one run: how much a whole run's figure varies from run to run on "
+                                    "your machine (log standard deviation, e.g. 2%). Without it, one run each side "
+                                    "shows the within-run interval only and never exits 1 (docs/statistics.md).")
+@click.option("--threshold-confidence", default=f"{StatSettings().threshold_confidence * 100:g}%", show_default=True,
+              help="A slower or faster change must lie beyond the threshold with this confidence (one-sided).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here instead of stdout.")
-def compare(baseline_path, new_path, threshold, metrics, fmt, allow, sub_window, run_spread, output) -> int:
+def compare(baseline_path, new_path, threshold, metrics, fmt, allow, sub_window, run_spread, threshold_confidence,
+            output) -> int:
     """Compare NEW (a results file) against BASELINE (a results file, or a baseline from 'inproc baseline')."""
     settings = CompareSettings(parse_threshold(threshold), parse_metrics(metrics), tuple(allow),
                                StatSettings(cutting=parse_sub_window(sub_window),
-                                            run_spread=parse_run_spread(run_spread)))
+                                            run_spread=parse_run_spread(run_spread),
+                                            threshold_confidence=parse_confidence(threshold_confidence,
+                                                                                  "--threshold-confidence")))
     if output:
         check_output(output, (baseline_path, new_path))
     base, new = load_runs(baseline_path), load_runs(new_path)

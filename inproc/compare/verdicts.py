@@ -2,23 +2,26 @@
 
 Verdicts (``VERDICTS``):
 
-- **faster** / **slower** — the change is significant (see ``inproc.compare.estimate``) *and*
-  beyond the threshold: the figure moved by more than ``threshold`` in the better or worse
-  direction (tok/s: up is faster; TBT and TTFT: down is faster), as a factor
-  (1.06x slower counts at 5 %, 1.04x does not).
-- **not significant** — no significant change, or one within the threshold.
+- **faster** / **slower** — the row is an alarm under the comparison's one alarm rate
+  (every tested row in one Benjamini–Hochberg step-up at ``spread.NIGHT_ALPHA``, see
+  ``inproc.compare.rows``) *and* the change itself lies beyond the threshold with the
+  threshold confidence: its one-sided bound at ``StatSettings.threshold_confidence``
+  (80 %) is past 1 + ``threshold`` in the better or worse direction (tok/s: up is
+  faster; TBT and TTFT: down is faster).
+- **not significant** — no alarm, or an alarm whose change is not beyond the threshold
+  with that confidence.
+- **insufficient data** — the run-to-run spread cannot be learned: one run each side
+  with no stated ``--run-spread`` (the within-run interval is shown), or too few runs
+  for a spread on ``spread.MIN_SPREAD_DF`` degrees of freedom. Never slower.
 - **not comparable** — the cell is not Valid in both (Looped, Error, not run), or
   Requests queued with a different number running or waiting, or throttled in either run,
-  or the metric has too few samples; the ratio is shown where it exists, but it is never
-  called slower or faster.
+  or the metric has too few samples; never called slower or faster.
 
 A cell Requests queued in both is judged like a Valid one when every run had the same
 number of requests running and waiting (the medians over the window's steps): tok/s and
 TBT are then the rates of the same batch, and TTFT holds the same queue ahead of each
 request. Its rows say so ("queued in both: 2 running, 2 waiting").
 
-One run against one run, a change is **indicative** (its reason says so): it counts only
-beyond the stated run-to-run spread (see ``inproc.compare.estimate``).
 - **status changed** — the cell's status differs (Valid → Requests queued); never called slower.
 - **new** / **missing** — the cell is only in the new run / only in the baseline.
 
@@ -27,6 +30,7 @@ exit code is 1 then, else 0.
 """
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Sequence
@@ -34,9 +38,11 @@ from typing import Sequence
 import numpy as np
 
 from inproc import types as st
-from inproc.compare.estimate import Estimate, StatSettings, estimate
+from inproc.compare.estimate import Estimate, StatSettings
 from inproc.compare.keys import KeyDiff, check_allow_keys, differing, split_allowed
+from inproc.compare.rows import INSUFFICIENT, Candidate, Tested, alarms, shown, tested_rows
 from inproc.compare.samples import METRICS
+from inproc.compare.spread import THRESHOLD_CONFIDENCE, ChangeTest
 from inproc.compare.stats import geometric_mean
 from inproc.errors import UsageError
 from inproc.measure import metrics as m
@@ -45,9 +51,9 @@ from inproc.units import cell_key
 
 FASTER, SLOWER, NOT_SIGNIFICANT = "faster", "slower", "not significant"
 NOT_COMPARABLE, STATUS_CHANGED, NEW, MISSING = "not comparable", "status changed", "new", "missing"
-VERDICTS = (SLOWER, FASTER, NOT_SIGNIFICANT, NOT_COMPARABLE, STATUS_CHANGED, NEW, MISSING)
-INDICATIVE = " (indicative: one run each side)"  # a change of one run against one run
-JUDGED = (SLOWER, FASTER, NOT_SIGNIFICANT)  # rows whose cells were comparable (the geometric mean's)
+VERDICTS = (SLOWER, FASTER, NOT_SIGNIFICANT, INSUFFICIENT, NOT_COMPARABLE, STATUS_CHANGED, NEW, MISSING)
+INDICATIVE = " (one run each side, against the stated --run-spread)"  # a change of one run against one run
+JUDGED = (SLOWER, FASTER, NOT_SIGNIFICANT, INSUFFICIENT)  # rows whose cells were comparable (the geometric mean's)
 
 
 @dataclass(frozen=True)
@@ -134,16 +140,23 @@ class Comparison:
         return 1 if self.regressions else 0
 
 
-def judge(est: Estimate, metric: str, threshold: float) -> tuple[str, str]:
-    """(verdict, reason) of a comparable row: significant and beyond the threshold, or not significant."""
-    slow = 1 / est.ratio if METRICS[metric].higher_is_better else est.ratio
+def judge_test(t: ChangeTest, metric: str, threshold: float, alarm: bool,
+               threshold_confidence: float = THRESHOLD_CONFIDENCE) -> tuple[str, str]:
+    """(verdict, reason) of a tested row: an alarm whose change lies beyond the threshold with its confidence.
+
+    ``alarm``: the row is among the comparison's (or the night's) alarms. The change must
+    then exceed 1 + ``threshold`` at its one-sided ``threshold_confidence`` bound, so a
+    change whose point estimate is past the threshold by noise alone is not called.
+    """
+    slow = 1 / t.ratio if METRICS[metric].higher_is_better else t.ratio
     change = f"{slow:.2f}x slower" if slow > 1 else f"{1 / slow:.2f}x faster"
-    if est.significant and max(slow, 1 / slow) > 1 + threshold:
-        return (SLOWER if slow > 1 else FASTER), change + (INDICATIVE if est.indicative else "")
-    if est.significant:
-        return NOT_SIGNIFICANT, f"{change}, within the {threshold * 100:g}% threshold"
-    if est.within is not None and est.within.excludes(1.0):
-        return NOT_SIGNIFICANT, f"{change}, within the run-to-run spread ({est.run_spread * 100:.1f}% per run)"
+    least = t.at_least(threshold_confidence)
+    conf = f"{threshold_confidence * 100:g} %"
+    if alarm and least > 1 + threshold:
+        return (SLOWER if slow > 1 else FASTER), f"{change}, at least {least:.3f}x with {conf} confidence"
+    if alarm:
+        return NOT_SIGNIFICANT, (f"{change}, not beyond the {threshold * 100:g}% threshold with {conf} confidence "
+                                 f"(at least {least:.3f}x)")
     return NOT_SIGNIFICANT, "within the noise"
 
 
@@ -208,25 +221,26 @@ def _cell_problem(base: Sequence[DecodeEntry], new: Sequence[DecodeEntry]) -> tu
     return None
 
 
-def compare_cell(base: Sequence[DecodeEntry], new: Sequence[DecodeEntry], s: CompareSettings) -> list[Row]:
-    """The rows of one cell: ``base`` and ``new`` hold the cell's entry from each run that has it."""
-    any_entry = (base or new)[0]
+def _problem_rows(cell: tuple[int, int], base: Sequence[DecodeEntry], new: Sequence[DecodeEntry],
+                  problem: tuple[str, str], s: CompareSettings) -> list[Row]:
+    """The rows of a cell that is not comparable: the same verdict and reason for every metric."""
     sb, sn = (_status(base) or "") if base else "", (_status(new) or "") if new else ""
-    problem = _cell_problem(base, new)
-    rows = []
-    for metric in s.metrics:
-        found = estimate(base, new, metric, s.tests) if base and new else ""
-        est = found if isinstance(found, Estimate) else None
-        if problem is not None:
-            verdict, reason = problem  # the ratio is still shown where both sides have one
-        elif est is None:
-            verdict, reason = NOT_COMPARABLE, found
-        else:
-            verdict, reason = judge(est, metric, s.threshold)
-            if sb == st.QUEUED:
-                reason += f"; queued in both: {_shape(queue_shape(base[0]))}"
-        rows.append(Row(any_entry.context, any_entry.concurrency, metric, verdict, reason, est, sb, sn))
-    return rows
+    return [Row(cell[0], cell[1], metric, problem[0], problem[1], shown(base, new, metric, s.tests), sb, sn)
+            for metric in s.metrics]
+
+
+def _judged_row(cell, c: Candidate, x: Tested, alarm: bool, s: CompareSettings) -> Row:
+    sb, sn = _status(c.base) or "", _status(c.new) or ""
+    if x.test is None:
+        verdict = INSUFFICIENT if x.insufficient else NOT_COMPARABLE
+        return Row(cell[0], cell[1], c.metric, verdict, x.reason, x.estimate, sb, sn)
+    verdict, reason = judge_test(x.test, c.metric, s.threshold, alarm, s.tests.threshold_confidence)
+    if x.estimate is not None and x.estimate.indicative and verdict in (SLOWER, FASTER):
+        reason += INDICATIVE
+    if sb == st.QUEUED:
+        reason += f"; queued in both: {_shape(queue_shape(c.base[0]))}"
+    est = dataclasses.replace(x.estimate, significant=alarm) if x.estimate is not None else None
+    return Row(cell[0], cell[1], c.metric, verdict, reason, est, sb, sn)
 
 
 def _entries(runs: Sequence[RunRecord], cell: tuple[int, int]) -> list[DecodeEntry]:
@@ -254,14 +268,28 @@ def check_comparable(base: Sequence[RunRecord], new: Sequence[RunRecord], s: Com
 
 def compare_runs(base: Sequence[RunRecord], new: Sequence[RunRecord], s: CompareSettings = CompareSettings(),
                  base_label: str = "baseline", new_label: str = "new") -> Comparison:
-    """Every decode cell of either side, compared metric by metric (see the module's verdicts)."""
+    """Every decode cell of either side, compared metric by metric (see the module's verdicts).
+
+    The comparable rows are tested together (``inproc.compare.rows``): one alarm rate for the comparison.
+    """
     allowed = check_comparable(base, new, s, base_label, new_label)
     cells = sorted({(e.context, e.concurrency) for r in (*base, *new) for e in r.decode})
-    rows: list[Row] = []
+    fixed: dict[tuple[int, int], list[Row]] = {}
+    cands: list[tuple[tuple[int, int], Candidate]] = []
     for cell in cells:
-        rows += compare_cell(_entries(base, cell), _entries(new, cell), s)
+        b, n = _entries(base, cell), _entries(new, cell)
+        problem = _cell_problem(b, n)
+        if problem is not None:
+            fixed[cell] = _problem_rows(cell, b, n, problem, s)
+        else:
+            cands += [(cell, Candidate(metric, b, n)) for metric in s.metrics]
+    tested = tested_rows([c for _, c in cands], s.tests, len(base) > 1 or len(new) > 1)
+    judged: dict[tuple[int, int], list[Row]] = {}
+    for (cell, c), x, alarm in zip(cands, tested, alarms(tested)):
+        judged.setdefault(cell, []).append(_judged_row(cell, c, x, alarm, s))
+    rows = [r for cell in cells for r in fixed.get(cell, judged.get(cell, []))]
     geomeans = []
     for metric in s.metrics:
-        ratios = [r.estimate.ratio for r in rows if r.metric == metric and r.verdict in JUDGED]
+        ratios = [r.estimate.ratio for r in rows if r.metric == metric and r.verdict in JUDGED and r.estimate]
         geomeans.append(GeoMean(metric, geometric_mean(ratios) if ratios else None, len(ratios)))
     return Comparison(_side(base_label, base), _side(new_label, new), s, tuple(rows), allowed, tuple(geomeans))

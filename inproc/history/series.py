@@ -4,26 +4,18 @@ A night's figure is the statistic of compare's sample of the cell
 (``inproc.compare.samples.sample``), in the metric's display unit: exactly the figure a
 report of that night shows. Only Valid, unthrottled cells give a figure; others are gaps.
 
-Change points: ``ruptures`` (PELT, least-squares cost) on the log figures, segments of at
-least two nights, penalty 2·σ²·ln n with σ the noise of the series estimated robustly
-(the median absolute deviation of night-to-night steps, ÷ √2, floored at 1 %). A
-candidate is only a proposal: ``inproc.history.build`` judges each with compare's tests.
+Where a series changes level is ``inproc.history.levels``'s business, on the logs of these figures.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Sequence
 
-import numpy as np
 
 from inproc import types as st
 from inproc.compare.samples import METRICS, SubWindowing, sample
 from inproc.history.nights import Night
 from inproc.record.schema import DecodeEntry
-
-MIN_SEGMENT = 2  # nights on each side of a change point
-NOISE_FLOOR = 0.01  # σ of the log figure is taken as at least 1 %
 
 
 @dataclass(frozen=True)
@@ -57,26 +49,3 @@ def series(nights: Sequence[Night], cell: tuple[int, int], metric: str) -> tuple
         e = entry_of(n, cell)
         out.append(Point(i, figure(e, metric), e.status if e is not None else ""))
     return tuple(out)
-
-
-def noise_sigma(log_values: np.ndarray) -> float:
-    """σ of one night's log figure: MAD of consecutive differences × 1.4826 ÷ √2, at least NOISE_FLOOR."""
-    d = np.diff(log_values)
-    if d.size == 0:
-        return NOISE_FLOOR
-    mad = float(np.median(np.abs(d - np.median(d))))
-    return max(mad * 1.4826 / math.sqrt(2), NOISE_FLOOR)
-
-
-def change_points(points: Sequence[Point]) -> list[int]:
-    """Night indices where a new level starts (each a proposal), from the points that have a figure."""
-    known = [p for p in points if p.figure is not None]
-    if len(known) < 2 * MIN_SEGMENT:
-        return []
-    import ruptures  # lazily: only a history needs it
-
-    values = np.log([p.figure for p in known])
-    sigma = noise_sigma(values)
-    algo = ruptures.Pelt(model="l2", min_size=MIN_SEGMENT, jump=1).fit(values.reshape(-1, 1))
-    ends = algo.predict(pen=2 * sigma**2 * math.log(len(values)))
-    return [known[b].night for b in ends[:-1]]

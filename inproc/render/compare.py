@@ -10,18 +10,22 @@ import json
 from dataclasses import asdict
 
 from inproc.compare.samples import BETWEEN_RUNS, BLOCK_BOOTSTRAP, METRICS
-from inproc.compare.verdicts import (INDICATIVE, FASTER, MISSING, NEW, NOT_COMPARABLE, NOT_SIGNIFICANT, SLOWER, STATUS_CHANGED,
-                                     VERDICTS, Comparison, Row)
+from inproc.compare.spread import NIGHT_ALPHA
+from inproc.compare.verdicts import (INDICATIVE, INSUFFICIENT, FASTER, MISSING, NEW, NOT_COMPARABLE, NOT_SIGNIFICANT, SLOWER,
+                                     STATUS_CHANGED, VERDICTS, Comparison, Row)
 from inproc.render.definitions import definitions
 from inproc.render.fmt import DASH, ms, tok_s
 from inproc.units import format_tokens
 
 #: One character per verdict, asv's way: + worse, - better, blank for no change.
-MARKS = {SLOWER: "+", FASTER: "-", NOT_SIGNIFICANT: " ", NOT_COMPARABLE: "?", STATUS_CHANGED: "!", NEW: ">", MISSING: "<"}
+MARKS = {SLOWER: "+", FASTER: "-", NOT_SIGNIFICANT: " ", INSUFFICIENT: "~", NOT_COMPARABLE: "?", STATUS_CHANGED: "!",
+         NEW: ">", MISSING: "<"}
 SUMMARY_ITEMS = 5  # regressions named in the one-line verdict; the rows hold them all
 # history: 1 — 2026-12-01, first format; 2 — 2026-12-01, tests "block bootstrap" (one run each side,
-# indicative, with "within" and "run_spread") and "between-run t"; Mann-Whitney and "p" gone
-COMPARE_JSON_VERSION = 2
+# indicative, with "within" and "run_spread") and "between-run t"; Mann-Whitney and "p" gone;
+# 3 — 2026-12-02, verdict "insufficient data"; rows carry "p_change", "at_least" and "spread_source"; settings carry
+# "alarm_rate" and "threshold_confidence"; "run_spread" holds only a stated --run-spread
+COMPARE_JSON_VERSION = 3
 
 
 def _cell(r: Row) -> str:
@@ -55,15 +59,22 @@ def _cells(r: Row) -> list[str]:
 
 
 def _tests(c: Comparison) -> str:
-    """Which test decided each metric, read from the rows (a baseline of runs changes it)."""
+    """Which test decided each metric, and where its spread came from, read from the rows."""
     cut = c.settings.tests.cutting.describe(c.new.window_s)
     parts = []
     for metric in c.settings.metrics:
         tests = sorted({r.estimate.test for r in c.rows if r.metric == metric and r.estimate})
-        tests = tests or [BLOCK_BOOTSTRAP]
-        spread = c.settings.tests.run_spread[metric].log_sd * 100
-        words = [f"{t} over {cut if metric != 'ttft' else 'requests'} + run spread {spread:.1f}% (indicative)"
-                 if t == BLOCK_BOOTSTRAP else t for t in tests]
+        stated = c.settings.tests.run_spread.get(metric)
+        words = []
+        for t in tests or [BLOCK_BOOTSTRAP]:
+            if t == BLOCK_BOOTSTRAP:
+                unit = cut if metric != "ttft" else "requests"
+                words.append(f"{t} over {unit} + stated run spread {stated.log_sd * 100:g}%" if stated
+                             else f"{t} over {unit}, within-run only")
+            else:
+                sources = sorted({r.estimate.spread_source for r in c.rows if r.metric == metric and r.estimate
+                                  and r.estimate.test == t and r.estimate.spread_source})
+                words.append(f"{t}, spread {sources[0]}" if len(sources) == 1 else t)
         parts.append(f"{metric}: {' / '.join(words)}")
     return "; ".join(parts)
 
@@ -96,7 +107,9 @@ def _header(c: Comparison) -> list[str]:
     b, n = c.base, c.new
     lines = [f"Baseline {b.label} ({_runs(b.runs)}, {b.engine}) vs new {n.label} ({_runs(n.runs)}, {n.engine}); "
              f"profile {n.profile}",
-             f"Threshold {c.settings.threshold * 100:g}% · {c.settings.tests.confidence * 100:g}% intervals · {_tests(c)}"]
+             f"Threshold {c.settings.threshold * 100:g}% with {c.settings.tests.threshold_confidence * 100:g}% confidence · "
+             f"one alarm rate of {NIGHT_ALPHA * 100:g}% over all rows · {c.settings.tests.confidence * 100:g}% intervals",
+             f"Tests: {_tests(c)}"]
     if c.allowed:
         lines.append("Allowed to differ: " + "; ".join(d.describe() for d in c.allowed))
     return lines
@@ -137,7 +150,7 @@ def render_compare_markdown(c: Comparison) -> str:
     title = "regression" if c.regressions else "no regression"
     lines = [f"## inproc compare: {title}", "", f"**{_md_escape(summary_line(c))}**", ""]
     lines += [f"- {_md_escape(h)}" for h in _header(c)] + [f"- {_md_escape(_geomeans(c))}", ""]
-    changes = [r for r in c.rows if r.verdict not in (NOT_SIGNIFICANT, NOT_COMPARABLE)]
+    changes = [r for r in c.rows if r.verdict not in (NOT_SIGNIFICANT, NOT_COMPARABLE, INSUFFICIENT)]
     if changes:
         lines += ["### Changes", ""] + _md_table(changes) + [""]
     lines += [f"<details><summary>All {len(c.rows)} rows</summary>", ""] + _md_table(list(c.rows)) + ["", "</details>", ""]
@@ -156,7 +169,9 @@ def _row_json(r: Row) -> dict:
             "test": e.test if e else None, "significant": e.significant if e else None,
             "n_base": e.n_base if e else None, "n_new": e.n_new if e else None,
             "indicative": e.indicative if e else None, "run_spread": e.run_spread if e else None,
-            "within": [e.within.low, e.within.high] if e and e.within else None}
+            "within": [e.within.low, e.within.high] if e and e.within else None,
+            "spread_source": e.spread_source if e else None, "p_change": e.p_change if e else None,
+            "at_least": e.at_least if e else None}
 
 
 def render_compare_json(c: Comparison) -> str:
@@ -166,7 +181,8 @@ def render_compare_json(c: Comparison) -> str:
            "settings": {"threshold": s.threshold, "metrics": list(s.metrics), "allow_different": list(s.allow_different),
                         "confidence": s.tests.confidence, "resamples": s.tests.resamples, "seed": s.tests.seed,
                         "sub_window": s.tests.cutting.describe(c.new.window_s), "between_runs_test": BETWEEN_RUNS,
-                        "run_spread": {k: asdict(v) for k, v in s.tests.run_spread.items()}},
+                        "run_spread": {k: asdict(v) for k, v in s.tests.run_spread.items()},
+                        "alarm_rate": NIGHT_ALPHA, "threshold_confidence": s.tests.threshold_confidence},
            "allowed": [asdict(d) for d in c.allowed], "rows": [_row_json(r) for r in c.rows],
            "geomeans": [asdict(g) for g in c.geomeans], "regressions": [f"{r.key} {r.metric}" if r.verdict == SLOWER else r.key for r in c.regressions],
            "summary": summary_line(c), "exit_code": c.exit_code}

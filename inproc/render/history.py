@@ -1,15 +1,17 @@
 """A history as Markdown (fit for ``$GITHUB_STEP_SUMMARY``): the nights, one line per change, the verdict.
 
 A change reads "256 x 4 Total tok/s −12 % [−15 %, −9 %] from night-5 (vllm 0.33.1, commit
-1a2b3c4), slower against the 4 nights before: <diagnosis>": the cell, the metric, the step
-in its figure with the interval of that step, the first night of the new level, and what
-changed in the steps.
+1a2b3c4), slower against the 4 nights before, confirmed by night-6: <diagnosis>": the cell,
+the metric, the step in its figure with the interval of that step, the first night of the
+new level, the night after it that confirmed it, and what changed in the steps. Outlier
+nights (a night that departed alone), the spread learned per metric, rows without enough
+data and unreadable nights follow.
 """
 from __future__ import annotations
 
 from inproc.compare.estimate import Estimate
 from inproc.compare.samples import METRICS
-from inproc.history.build import Change, History
+from inproc.history.build import Change, History, Outlier
 from inproc.history.nights import Night
 from inproc.units import format_tokens
 
@@ -44,8 +46,31 @@ def change_line(h: History, c: Change) -> str:
     where = "at the newest night," if c.newest else "from"
     head = f"{cell_text(c.cell)} {step_text(c.metric, c.estimate)} {where} {night_text(h.nights[c.night])}"
     against = f"{c.verdict} against the {len(c.before)} night{'s' if len(c.before) > 1 else ''} before"
+    if c.confirmed_by is not None:
+        against += f", confirmed by {h.nights[c.confirmed_by].label}"
     record = f" Record: {'; '.join(c.record_changes)}." if c.record_changes else ""
-    return f"{head}, {against}: {c.diagnosis or c.reason}.{record}"
+    why = f"{c.reason}; {c.diagnosis}" if c.diagnosis and c.verdict != "status changed" else (c.diagnosis or c.reason)
+    return f"{head}, {against}: {why}.{record}"
+
+
+def outlier_line(h: History, o: Outlier) -> str:
+    """"256 x 4 Total tok/s: night-10 −20 % against its level, alone (the next night came back; the level held)"."""
+    return (f"{cell_text(o.cell)} {METRICS[o.metric].label}: {h.nights[o.night].label} {signed_pct(o.ratio)} against its "
+            f"level, alone (the next night came back; the level held)")
+
+
+def spread_lines(h: History) -> list[str]:
+    """Per metric, the run-to-run spread learned from the nights: its range over the rows and its source."""
+    out = []
+    for metric in h.settings.compare.metrics:
+        found = [sp for (cell, m), sp in sorted(h.spreads.items()) if m == metric]
+        if not found:
+            out.append(f"{METRICS[metric].label}: no spread yet (too few nights)")
+            continue
+        lo, hi = min(sp.log_sd for sp in found), max(sp.log_sd for sp in found)
+        size = f"{lo * 100:.2g} %" if hi - lo < 1e-12 else f"{lo * 100:.2g}–{hi * 100:.2g} %"
+        out.append(f"{METRICS[metric].label}: {size} a night ({found[0].source})")
+    return out
 
 
 def verdict_line(h: History) -> str:
@@ -53,7 +78,21 @@ def verdict_line(h: History) -> str:
     if h.regressions:
         cells = sorted({cell_text(c.cell) for c in h.regressions})
         return f"Regression: {newest} starts a regression in {len(cells)} cell(s): {', '.join(cells)}."
-    return f"No regression: {newest} is not slower beyond the {h.settings.compare.threshold * 100:g}% threshold."
+    if h.newest and len(h.insufficient) == len(h.newest):
+        return f"Insufficient data: {newest} cannot be judged yet ({h.insufficient[0].reason})."
+    thr = h.settings.compare
+    return (f"No regression: {newest} is not slower beyond the {thr.threshold * 100:g}% threshold "
+            f"with {thr.tests.threshold_confidence * 100:g}% confidence.")
+
+
+def _notes(h: History) -> list[str]:
+    """Outlier nights, rows without enough data, unreadable nights: a line each."""
+    out = [outlier_line(h, o) for o in h.outliers]
+    if h.insufficient and len(h.insufficient) < len(h.newest):
+        out.append(f"{len(h.insufficient)} row(s) of {h.nights[-1].label} not judged, insufficient data: "
+                   f"{h.insufficient[0].reason}")
+    out += [f"unreadable night {u.path}: {u.reason}" for u in h.unreadable]
+    return out
 
 
 def _nights_table(h: History) -> list[str]:
@@ -71,17 +110,23 @@ def _nights_table(h: History) -> list[str]:
 
 
 def render_history_markdown(h: History) -> str:
-    """The history's summary: verdict, changes (one line each), the nights."""
+    """The history's summary: verdict, changes (one line each), outliers and notes, the spread learned, the nights."""
     first = h.nights[0].record
     out = [f"## inproc history: {len(h.nights)} nights of {first.profile.name}", "", f"**{verdict_line(h)}**", "",
            "### Changes", ""]
     out += [f"- {change_line(h, c)}" for c in h.changes] or ["No change beyond the noise and the threshold."]
+    notes = _notes(h)
+    if notes:
+        out += ["", "### Outlier nights and notes", "", *[f"- {n}" for n in notes]]
+    out += ["", "### Spread learned from the nights", "", *[f"- {x}" for x in spread_lines(h)]]
     out += ["", "<details><summary>Nights</summary>", "", *_nights_table(h), "", "</details>", ""]
     return "\n".join(out)
 
 
 def render_history_text(h: History) -> str:
-    """The same, plain: verdict, then one line per change."""
+    """The same, plain: verdict, then one line per change, outlier and note, then the spread learned."""
     out = [verdict_line(h), f"{len(h.nights)} nights: {h.nights[0].label} .. {h.nights[-1].label}"]
     out += [f"  {change_line(h, c)}" for c in h.changes] or ["  no change beyond the noise and the threshold"]
+    out += [f"  {n}" for n in _notes(h)]
+    out += ["Spread learned from the nights:"] + [f"  {x}" for x in spread_lines(h)]
     return "\n".join(out) + "\n"

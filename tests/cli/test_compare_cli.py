@@ -28,27 +28,37 @@ def one_line_error(p, needle: str) -> str:
 
 
 def test_exit_0_when_nothing_regressed_and_1_on_a_regression():
-    same = inproc("compare", RUN1, RUN1)
+    same = inproc("compare", RUN1, RUN1, "--run-spread", "5%")
     assert same.returncode == 0 and same.stdout.rstrip().endswith("No regression (10 not significant, 2 not comparable).")
-    slower = inproc("compare", RUN1, HOG)
-    assert slower.returncode == 1 and "10 regressions (indicative: one run each side): 256x1 tok_s 3.20x slower;" in slower.stdout
-    assert re.search(r"^\+ 256 x 4 +tok_s +502\.5 tok/s +128\.9 tok/s +0\.257 +\[0\.\d+, 0\.\d+\] +3\.90x slower \(indicative: one run each side\)$",
-                     slower.stdout, re.M)
-    faster = inproc("compare", HOG, RUN1, "--metric", "tok_s")
+    slower = inproc("compare", RUN1, HOG, "--run-spread", "10%")
+    assert slower.returncode == 1
+    assert "10 regressions (one run each side, against the stated --run-spread): 256x1 tok_s 3.20x slower, at least" \
+        in slower.stdout
+    assert re.search(r"^\+ 256 x 4 +tok_s +502\.5 tok/s +128\.9 tok/s +0\.257 +\[0\.\d+, 0\.\d+\] +3\.90x slower, at least "
+                     r"3\.\d+x with 80 % confidence \(one run each side, against the stated --run-spread\)$", slower.stdout, re.M)
+    faster = inproc("compare", HOG, RUN1, "--metric", "tok_s", "--run-spread", "10%")
     assert faster.returncode == 0 and faster.stdout.count("x faster") == 4  # one per cell
     assert faster.stdout.rstrip().endswith("No regression (4 faster).")
+    # One run each side with no stated spread: the within-run intervals, labelled, and never exit 1.
+    alone = inproc("compare", RUN1, HOG)
+    assert alone.returncode == 0 and alone.stdout.rstrip().endswith("No regression (10 insufficient data, 2 not comparable).")
+    assert "within-run only" in alone.stdout
+    assert re.search(r"^~ 256 x 4 +tok_s .* insufficient data: one run each side: within-run interval 0\.\d+–0\.\d+ only",
+                     alone.stdout, re.M)
 
 
 def test_json_report_carries_every_row_and_the_exit_code(tmp_path):
     out = tmp_path / "compare.json"
-    p = inproc("compare", RUN1, HOG, "--format", "json", "-o", str(out))
+    p = inproc("compare", RUN1, HOG, "--run-spread", "10%", "--format", "json", "-o", str(out))
     assert p.returncode == 1 and p.stdout == ""
     doc = json.loads(out.read_text())
     assert doc["kind"] == "inproc-compare" and doc["exit_code"] == 1 and len(doc["rows"]) == 12
     row = next(r for r in doc["rows"] if (r["cell"], r["metric"]) == ("256x4", "tok_s"))
     assert row["verdict"] == "slower" and row["test"] == "block bootstrap" and row["indicative"] and row["unit"] == "tok/s"
     assert row["low"] < row["ratio"] < row["high"] < 1 and row["n_base"] >= 9
+    assert row["p_change"] < 0.05 and 1.05 < row["at_least"] < 1 / row["ratio"] and row["spread_source"] == "--run-spread"
     assert doc["settings"]["sub_window"] == "0.1 s sub-windows"
+    assert doc["settings"]["alarm_rate"] == 0.05 and doc["settings"]["threshold_confidence"] == 0.8
 
 
 def test_markdown_is_a_job_summary(tmp_path):
@@ -174,9 +184,12 @@ def test_two_engines_are_shown_side_by_side_with_exit_0(tmp_path):
 
 
 def test_run_spread_sets_what_one_run_against_one_is_judged_by():
-    # run-2 -> run-3 at 1K x 4: 1.06x slower, inside the stated 9.5 % run spread; with a stated 0 % it is a change.
-    loose = inproc("compare", RUN2, RUN3, "--metric", "tok_s")
-    assert loose.returncode == 0 and "within the run-to-run spread (9.5% per run)" in loose.stdout
+    # run-2 -> run-3 at 256 x 1: 1.16x slower; inside a stated 10 % run spread, a change at 0 %.
+    loose = inproc("compare", RUN2, RUN3, "--metric", "tok_s", "--run-spread", "10%")
+    assert loose.returncode == 0 and re.search(r"^  256 x 1 +tok_s .* not significant: within the noise$", loose.stdout, re.M)
     strict = inproc("compare", RUN2, RUN3, "--metric", "tok_s", "--run-spread", "0%")
-    assert strict.returncode == 1 and re.search(r"^\+ 1K x 4 +tok_s .*1\.06x slower \(indicative", strict.stdout, re.M)
+    assert strict.returncode == 1 and re.search(r"^\+ 256 x 1 +tok_s .*1\.16x slower, at least .*\(one run each", strict.stdout, re.M)
+    # 1K x 4 is 1.06x slower, but its 80 % bound is not past 5 %: the threshold holds for the change itself.
+    assert re.search(r"^  1K x 4 +tok_s .* 1\.06x slower, not beyond the 5% threshold with 80 % confidence", strict.stdout, re.M)
     one_line_error(inproc("compare", RUN2, RUN3, "--run-spread", "3"), "Bad --run-spread '3'")
+    one_line_error(inproc("compare", RUN2, RUN3, "--threshold-confidence", "40%"), "Bad --threshold-confidence '40%'")

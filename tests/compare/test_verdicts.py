@@ -7,11 +7,12 @@ import numpy as np
 import pytest
 
 from inproc import types as st
-from inproc.compare.estimate import Estimate, StatSettings
+from inproc.compare.estimate import StatSettings
 from inproc.compare.samples import BETWEEN_RUNS, BLOCK_BOOTSTRAP, SubWindowing
-from inproc.compare.stats import Interval, RunSpread
-from inproc.compare.verdicts import (INDICATIVE, FASTER, MISSING, NEW, NOT_COMPARABLE, NOT_SIGNIFICANT, SLOWER, STATUS_CHANGED,
-                                     CompareSettings, compare_runs, judge)
+from inproc.compare.spread import ChangeTest
+from inproc.compare.stats import RunSpread
+from inproc.compare.verdicts import (INDICATIVE, INSUFFICIENT, FASTER, MISSING, NEW, NOT_COMPARABLE, NOT_SIGNIFICANT, SLOWER,
+                                     STATUS_CHANGED, CompareSettings, compare_runs, judge_test)
 from inproc.errors import UsageError
 from inproc.measure.judge import Verdict
 from inproc.record.io import load_results
@@ -19,6 +20,11 @@ from tests.conftest import FIXTURES
 
 HERE = FIXTURES / "compare"
 RUN1, RUN2, RUN3, HOG, SEQS2 = (load_results(HERE / f"{n}.json") for n in ("run-1", "run-2", "run-3", "hog", "seqs2"))
+
+
+def stated(pct: float) -> CompareSettings:
+    """Settings with a run-to-run spread stated for every metric (as --run-spread does)."""
+    return CompareSettings(tests=StatSettings(run_spread={m: RunSpread(pct, 0, "test") for m in ("tok_s", "tbt", "ttft")}))
 
 
 def rows_by(c):
@@ -30,7 +36,10 @@ def test_a_run_against_itself_changes_nothing():
     rows = rows_by(c)
     assert len(c.rows) == 4 * 3 and c.exit_code == 0 and not c.regressions
     judged = [r for r in c.rows if r.verdict != NOT_COMPARABLE]
-    assert all(r.verdict == NOT_SIGNIFICANT and r.estimate.ratio == pytest.approx(1.0) for r in judged)
+    # One run each side and no stated spread: the within-run interval only, never a verdict.
+    assert all(r.verdict == INSUFFICIENT and r.estimate.ratio == pytest.approx(1.0) for r in judged)
+    assert all(r.reason.startswith("one run each side: within-run interval") and "--run-spread" in r.reason
+               for r in judged)
     assert all(r.estimate.interval.low <= 1.0 <= r.estimate.interval.high for r in judged)
     # At C=1 a 1 s window holds one or two requests: TTFT has too few samples to test.
     ttft = rows[("256x1", "ttft")]
@@ -41,7 +50,7 @@ def test_a_run_against_itself_changes_nothing():
 
 
 def test_each_figure_is_the_cells_own():
-    c = compare_runs([RUN1], [RUN2])
+    c = compare_runs([RUN1], [RUN2], stated(0.02))
     for (key, metric), r in rows_by(c).items():
         if r.estimate is None:
             continue
@@ -61,52 +70,66 @@ def test_each_figure_is_the_cells_own():
         assert i.low < w.low <= r.estimate.ratio <= w.high < i.high
 
 
-def test_cpu_hogs_make_every_cell_slower_and_exit_1():
-    c = compare_runs([RUN1], [HOG])
+def test_cpu_hogs_make_every_cell_slower_and_exit_1_beyond_a_stated_spread():
+    c = compare_runs([RUN1], [HOG], stated(0.10))
     slower = {r.key for r in c.rows if r.verdict == SLOWER}
     assert slower == {"256x1", "256x4", "1024x1", "1024x4"} and c.exit_code == 1
     for r in c.rows:
         if r.metric == "tok_s":
             assert r.verdict == SLOWER and r.estimate.ratio < 0.5 and r.estimate.interval.high < 1
-            assert r.reason == f"{1 / r.estimate.ratio:.2f}x slower{INDICATIVE}"
+            assert r.reason.startswith(f"{1 / r.estimate.ratio:.2f}x slower, at least ") and r.reason.endswith(INDICATIVE)
+            assert 1.05 < r.estimate.at_least < 1 / r.estimate.ratio
     assert c.geomeans[0].ratio < 0.5
-    back = compare_runs([HOG], [RUN1])  # the other way round: faster, nothing regressed
+    back = compare_runs([HOG], [RUN1], stated(0.10))  # the other way round: faster, nothing regressed
     assert {r.verdict for r in back.rows} == {FASTER, NOT_COMPARABLE} and back.exit_code == 0
+    # Without a stated spread the same pair shows its within-run intervals and does not fail.
+    alone = compare_runs([RUN1], [HOG])
+    assert alone.exit_code == 0 and {r.verdict for r in alone.rows} == {INSUFFICIENT, NOT_COMPARABLE}
+    assert [r.estimate.ratio for r in alone.rows if r.estimate] == pytest.approx([r.estimate.ratio for r in c.rows
+                                                                                  if r.estimate], rel=1e-12)
 
 
 def test_same_build_pairs_are_never_a_regression():
-    # Issue 22's check: a same-build one-against-one compare is not a regression, either way round.
+    # A same-build one-against-one compare is not a regression, either way round, at the spread these runs show
+    # between them (tok/s 5-7 % a run, see test_a_baseline_of_runs_uses_the_spread_between_them).
     for a, b in ((RUN1, RUN2), (RUN1, RUN3), (RUN2, RUN3)):
         for base, new in ((a, b), (b, a)):
-            c = compare_runs([base], [new])
+            c = compare_runs([base], [new], stated(0.07))
             assert c.exit_code == 0 and not any(r.verdict == SLOWER for r in c.rows)
 
 
 def test_within_run_noise_alone_would_call_run_to_run_drift_a_change():
-    # run-2 -> run-3 at 1K x 4: tok/s 5.3 % down, and the block bootstrap inside the windows excludes 1;
-    # the spread between runs of this build (9.5 % per run, the stated default) is larger, so it is not a change.
+    # run-2 -> run-3 at 1K x 4: tok/s 5.3 % down, and the block bootstrap inside the windows excludes 1.
     row = rows_by(compare_runs([RUN2], [RUN3]))[("1024x4", "tok_s")]
     assert row.estimate.within.high < 1 and not row.estimate.significant and 0.94 < row.estimate.ratio < 0.95
-    assert row.verdict == NOT_SIGNIFICANT and row.reason == "1.06x slower, within the run-to-run spread (9.5% per run)"
-    # With a stated spread of 0 (the within-run interval alone) it is one, and the threshold decides.
-    zero = StatSettings(run_spread={m: RunSpread(0.0, 8, "test") for m in ("tok_s", "tbt", "ttft")})
-    strict = rows_by(compare_runs([RUN2], [RUN3], CompareSettings(tests=zero)))[("1024x4", "tok_s")]
-    assert strict.verdict == SLOWER and strict.reason == f"{1 / row.estimate.ratio:.2f}x slower{INDICATIVE}"
-    wide = rows_by(compare_runs([RUN2], [RUN3], CompareSettings(threshold=0.1, tests=zero)))[("1024x4", "tok_s")]
-    assert wide.verdict == NOT_SIGNIFICANT and wide.reason == "1.06x slower, within the 10% threshold"
+    assert row.verdict == INSUFFICIENT and f"{row.estimate.within.high:.3f}" in row.reason
+    # With the spread these runs show between them (tok/s 6-7 %) it is within the noise.
+    drift = rows_by(compare_runs([RUN2], [RUN3], stated(0.07)))[("1024x4", "tok_s")]
+    assert drift.verdict == NOT_SIGNIFICANT and drift.reason == "within the noise"
+    # With a stated spread of 0 (the within-run interval alone) it is an alarm, and the threshold with its
+    # confidence decides: a 5.6 % change whose 80 % bound lies below 5 % is not called slower.
+    strict = rows_by(compare_runs([RUN2], [RUN3], stated(0.0)))[("1024x4", "tok_s")]
+    assert strict.estimate.significant and strict.estimate.at_least < 1.05 < 1 / strict.estimate.ratio
+    assert strict.verdict == NOT_SIGNIFICANT and "not beyond the 5% threshold with 80 % confidence" in strict.reason
+    loose = rows_by(compare_runs([RUN2], [RUN3], CompareSettings(threshold=0.02, tests=stated(0.0).tests)))
+    assert loose[("1024x4", "tok_s")].verdict == SLOWER
 
 
-def test_threshold_is_a_factor_in_the_metrics_direction():
-    def est(ratio, significant=True):
-        return Estimate(ratio, Interval(ratio * 0.99, ratio * 1.01), BETWEEN_RUNS, significant, 10, 10)
+def test_the_threshold_holds_for_the_change_with_its_confidence_in_the_metrics_direction():
+    def t(ratio, se=0.01):
+        return ChangeTest(np.log(ratio), se, np.inf, 1e-6, 0.95)
 
-    assert judge(est(1 / 1.06), "tok_s", 0.05) == (SLOWER, "1.06x slower")  # tok/s down 5.7 %
-    assert judge(est(1 / 1.04), "tok_s", 0.05)[0] == NOT_SIGNIFICANT
-    assert judge(est(1.06), "tbt", 0.05) == (SLOWER, "1.06x slower")  # a time up is slower
-    assert judge(est(1.06), "tok_s", 0.05) == (FASTER, "1.06x faster")
-    assert judge(est(1 / 1.06), "ttft", 0.05) == (FASTER, "1.06x faster")
-    assert judge(est(2.0, significant=False), "tbt", 0.05) == (NOT_SIGNIFICANT, "within the noise")
-    assert judge(est(1.01), "tbt", 0.05) == (NOT_SIGNIFICANT, "1.01x slower, within the 5% threshold")
+    assert judge_test(t(1 / 1.08), "tok_s", 0.05, True)[0] == SLOWER  # tok/s down 7.4 %: bound 1.067 at 80 %
+    assert judge_test(t(1.08), "tbt", 0.05, True)[0] == SLOWER  # a time up is slower
+    assert judge_test(t(1.08), "tok_s", 0.05, True)[0] == FASTER
+    assert judge_test(t(1 / 1.08), "ttft", 0.05, True)[0] == FASTER
+    # 6 % measured, but its 80 % bound (1.06 · e^(−0.84 · 0.02) = 1.042) is not past 5 %: not called.
+    verdict, reason = judge_test(t(1.06, se=0.02), "tbt", 0.05, True)
+    assert verdict == NOT_SIGNIFICANT and reason.startswith("1.06x slower, not beyond the 5% threshold")
+    assert judge_test(t(1.06, se=0.02), "tbt", 0.05, True, threshold_confidence=0.5)[0] == SLOWER
+    assert judge_test(t(2.0), "tbt", 0.05, False) == (NOT_SIGNIFICANT, "within the noise")  # no alarm: nothing called
+    least = t(1.10, se=0.02).at_least(0.8)
+    assert least == pytest.approx(np.exp(np.log(1.10) - 0.8416212335729143 * 0.02))
 
 
 def test_another_profile_is_refused_with_the_key_named():
@@ -152,6 +175,10 @@ def test_a_baseline_of_runs_uses_the_spread_between_them():
     c = compare_runs([RUN1, RUN2], [RUN3])
     assert {r.estimate.test for r in c.rows} == {BETWEEN_RUNS}
     assert all(r.verdict == NOT_SIGNIFICANT and (r.estimate.n_base, r.estimate.n_new) == (2, 1) for r in c.rows)
+    # The spread is learned from these runs: each row's own (one degree of freedom) moderated across the metric's rows.
+    for r in c.rows:
+        assert r.estimate.spread_source.startswith("learned from 2 baseline runs and 1 new run")
+        assert 0.005 < r.estimate.run_spread < 0.5
     row = rows_by(c)[("256x4", "tok_s")]
     base = np.array([next(e for e in r.decode if e.key == "256x4").figures.total_tok_s for r in (RUN1, RUN2)])
     new = next(e for e in RUN3.decode if e.key == "256x4").figures.total_tok_s
@@ -191,11 +218,11 @@ def _stretched(rec, factor: float, keys=("256x4",)):
 
 def test_queued_cells_are_judged_when_the_same_number_runs():
     allow = CompareSettings(allow_different=("profile.engine_args.max-num-seqs",))
-    same = rows_by(compare_runs([SEQS2], [SEQS2]))
+    same = rows_by(compare_runs([SEQS2], [SEQS2], stated(0.05)))
     for metric in ("tok_s", "tbt", "ttft"):
         r = same[("256x4", metric)]
         assert r.verdict == NOT_SIGNIFICANT and r.reason.endswith("; queued in both: 2 running, 2 waiting")
-    slow = compare_runs([SEQS2], [_stretched(SEQS2, 2.0)])
+    slow = compare_runs([SEQS2], [_stretched(SEQS2, 2.0)], stated(0.05))
     rows = rows_by(slow)
     assert {rows[("256x4", m)].verdict for m in ("tok_s", "tbt")} == {SLOWER} and slow.exit_code == 1
     # TTFT here is 4 requests, 2 served at once (~9 ms) and 2 after the first finished (~1.4 s): their
@@ -203,7 +230,8 @@ def test_queued_cells_are_judged_when_the_same_number_runs():
     ttft = rows[("256x4", "ttft")].estimate
     assert ttft.ratio == pytest.approx(2.0) and not ttft.significant and ttft.interval.high / ttft.interval.low > 100
     assert rows[("256x4", "tok_s")].estimate.ratio == pytest.approx(0.5)
-    assert rows[("256x4", "tbt")].reason == f"2.00x slower{INDICATIVE}; queued in both: 2 running, 2 waiting"
+    assert rows[("256x4", "tbt")].reason.startswith("2.00x slower, at least ")
+    assert rows[("256x4", "tbt")].reason.endswith(f"{INDICATIVE}; queued in both: 2 running, 2 waiting")
     untouched = {r.metric: r.verdict for r in slow.rows if r.key == "256x1"}  # TTFT: one request, too few
     assert untouched == {"tok_s": NOT_SIGNIFICANT, "tbt": NOT_SIGNIFICANT, "ttft": NOT_COMPARABLE}
     # Another number running (here planted: 3 instead of 2) is another batch: not comparable, and why.

@@ -1,0 +1,199 @@
+#!/usr/bin/env python3
+"""``scripts/bench.py verdict``: the nightly verdict's false-alarm rate and detection power on simulated nights.
+
+Nights come from the simulator in ``tests/sim`` (a known truth: GPU-like step times of
+3.6-48 ms, night-to-night noise of which half the variance is shared by a night's cells,
+per-step jitter, planted slowdowns), judged two ways:
+
+- **figure level** (``tests.sim.figures``): each row's log figure drawn directly and
+  judged by ``inproc.history.judged.judge_values``, the numbers behind ``inproc history``;
+  many trials, so the rates are tight;
+- **end to end** (``tests.sim.nights``): step records made, derived and written by inproc's
+  own writer, read back and judged by ``inproc history`` / ``inproc compare`` as a
+  nightly job would; fewer trials (each is seconds), to show the figure level is the same
+  judgement.
+
+Each line prints the rate, its 95 % Wilson interval, the number of trials and the target.
+What counts: a sequence "exits 1" when the newest night has a slower row (history) or
+the comparison regresses (compare); a slow cell is "called" when any of its metrics is
+slower on the night of the plant; a "reported change" is a confirmed change called slower
+or faster; a "level split" is any confirmed change (also one within the threshold).
+
+Run: .venv-vllm/bin/python scripts/bench.py verdict [--trials 400] [--trials-e2e 20]
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from inproc.compare.verdicts import SLOWER, compare_runs  # noqa: E402
+from inproc.history.build import build_history  # noqa: E402
+from inproc.history.judged import judge_values, lasting  # noqa: E402
+from inproc.history.nights import read_nights  # noqa: E402
+from tests.sim.figures import simulate_figures  # noqa: E402
+from tests.sim.nights import NightSettings, Plant, simulate, write_nights  # noqa: E402
+
+SLOW_CELLS = (0, 2, 4, 6, 8, 10)  # six of the twelve cells, over the whole step-time range
+THRESHOLD, WINDOW = 0.05, 10
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One judged sequence: did it exit 1, which planted cells were called slower on the plant's night, changes."""
+
+    exit1: bool
+    called: float  # share of the planted cells called slower on the plant's night (nan: no plant judged there)
+    reported: int  # confirmed changes called slower or faster
+    splits: int  # every confirmed change
+    lasting_planted: float  # share of planted cells with a confirmed change starting at the plant's first night
+
+
+def wilson(k: float, n: int) -> tuple[float, float]:
+    """The 95 % Wilson score interval of k successes in n trials."""
+    if n == 0:
+        return math.nan, math.nan
+    z, p = 1.959964, k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def _planted(s: NightSettings) -> tuple[set[int], int | None]:
+    if not s.plants:
+        return set(), None
+    return set(s.plants[0].cells), s.plants[0].nights[0]
+
+
+def figure_trial(s: NightSettings, rng: np.random.Generator) -> Outcome:
+    values, metrics = simulate_figures(s, rng)
+    j = judge_values(values, metrics, WINDOW, THRESHOLD)
+    slow = {r.row % s.cells for r in j.newest if r.verdict == SLOWER}
+    cells, night = _planted(s)
+    called = len(slow & cells) / len(cells) if cells and night == s.nights - 1 else math.nan
+    found = {c.row % s.cells for c in j.changes if c.departure.night == night}
+    return Outcome(bool(slow), called, len(lasting(j)), len(j.changes), len(found & cells) / len(cells) if cells else math.nan)
+
+
+def e2e_trial(s: NightSettings, folder: Path) -> Outcome:
+    write_nights(simulate(s), folder)
+    h = build_history(read_nights([str(folder)]))
+    cells, night = _planted(s)
+    index = {cell: k for k, cell in enumerate(s.cell_shapes())}
+    slow = {index[c.cell] for c in h.regressions}
+    called = len(slow & cells) / len(cells) if cells and night == s.nights - 1 else math.nan
+    confirmed = [c for c in h.changes if not c.newest]
+    found = {index[c.cell] for c in confirmed if c.night == night}
+    return Outcome(h.exit_code == 1, called, len(confirmed), len(confirmed),
+                   len(found & cells) / len(cells) if cells else math.nan)
+
+
+def _line(label: str, values: list[float], target: str, unit: str = "rate") -> str:
+    v = [x for x in values if not math.isnan(x)]
+    if not v:
+        return f"  {label:<46} —"
+    mean = float(np.mean(v))
+    if unit == "rate":
+        lo, hi = wilson(sum(v), len(v))
+        return f"  {label:<46} {mean * 100:6.1f} %  [{lo * 100:5.1f}, {hi * 100:5.1f}]  n={len(v):<4} target {target}"
+    return f"  {label:<46} {mean:6.3f}    (sd {np.std(v):.3f})   n={len(v):<4} target {target}"
+
+
+def history_settings(trials: int) -> list[tuple[str, NightSettings, list[tuple[str, str, str]]]]:
+    last = 13
+    plant = lambda size, nights: (Plant(size, nights, SLOW_CELLS),)  # noqa: E731
+    return [
+        ("clean, 2 % noise", NightSettings(), [("exit1", "newest night exits 1", "<= 5 %"),
+                                               ("reported", "reported changes per history", "<= 0.1"),
+                                               ("splits", "level splits per history", "(shown)")]),
+        ("clean, 1 % noise", NightSettings(night_noise=0.01), [("exit1", "newest night exits 1", "<= 5 %"),
+                                                               ("reported", "reported changes per history", "<= 0.1")]),
+        ("clean, 5 % noise", NightSettings(night_noise=0.05), [("exit1", "newest night exits 1", "<= 5 %"),
+                                                               ("reported", "reported changes per history", "<= 0.1")]),
+        ("20 % slower on the newest night, 6 cells", NightSettings(plants=plant(0.2, (last,))),
+         [("exit1", "exits 1", ">= 95 %"), ("called", "slow cells called slower that night", ">= 90 %")]),
+        ("10 % slower from the newest night, 6 cells", NightSettings(plants=plant(0.1, (last,))),
+         [("exit1", "exits 1 on its first night", ">= 90 %"), ("called", "slow cells called slower that night", "(shown)")]),
+        ("3 % slower on the newest night (below 5 %)", NightSettings(plants=plant(0.03, (last,))),
+         [("exit1", "exits 1", "(shown; the threshold is 5 %)")]),
+        ("one bad night (night 11 of 14, 20 %), 6 cells", NightSettings(plants=plant(0.2, (10,))),
+         [("not_lasting", "slow cells with no lasting change from it", ">= 90 %"),
+          ("exit1", "newest night exits 1", "<= 5 %")]),
+        ("10 % slower from night 9 on, 6 cells", NightSettings(plants=plant(0.1, tuple(range(8, 14)))),
+         [("lasting", "slow cells with a change confirmed at night 9", "(shown)"),
+          ("exit1", "newest night exits 1", "<= 5 %")]),
+    ]
+
+
+def _collect(outcomes: list[Outcome], what: str) -> list[float]:
+    return {"exit1": [float(o.exit1) for o in outcomes], "called": [o.called for o in outcomes],
+            "reported": [float(o.reported) for o in outcomes], "splits": [float(o.splits) for o in outcomes],
+            "lasting": [o.lasting_planted for o in outcomes],
+            "not_lasting": [1 - o.lasting_planted for o in outcomes]}[what]
+
+
+def run_history(trials: int, trials_e2e: int, seed: int) -> None:
+    print(f"inproc history, 12 cells, 14 nights, threshold {THRESHOLD * 100:g} %, window {WINDOW} "
+          f"(figure level: {trials} trials a setting; end to end: {trials_e2e})")
+    for name, s, lines in history_settings(trials):
+        rng = np.random.default_rng(seed)
+        t0 = time.perf_counter()
+        fig = [figure_trial(s, rng) for _ in range(trials)]
+        t_fig = time.perf_counter() - t0
+        e2e = []
+        t0 = time.perf_counter()
+        for k in range(trials_e2e):
+            with tempfile.TemporaryDirectory() as d:
+                e2e.append(e2e_trial(replace(s, seed=seed * 1000 + k), Path(d)))
+        t_e2e = time.perf_counter() - t0
+        print(f"{name}  ({t_fig:.0f} s figure level, {t_e2e:.0f} s end to end)")
+        for what, label, target in lines:
+            unit = "count" if what in ("reported", "splits") else "rate"
+            print(_line(f"{label}, figure level", _collect(fig, what), target, unit))
+            if e2e:
+                print(_line(f"{label}, end to end", _collect(e2e, what), target, unit))
+
+
+def run_compare(trials_e2e: int, seed: int) -> None:
+    print(f"\ninproc compare, a baseline of 5 runs against 1 new run, 12 cells, end to end ({trials_e2e * 3} trials a setting)")
+    for name, plants, target_exit in (("clean", (), "<= 5 %"),
+                                      ("10 % slower, 6 cells", (Plant(0.1, (5,), SLOW_CELLS),), "(shown)")):
+        exits, called = [], []
+        t0 = time.perf_counter()
+        for k in range(trials_e2e * 3):
+            s = NightSettings(nights=6, plants=plants, seed=seed * 7919 + k)
+            recs = simulate(s)
+            c = compare_runs(recs[:5], recs[5:])
+            exits.append(float(c.exit_code == 1))
+            if plants:
+                index = {cell: i for i, cell in enumerate(s.cell_shapes())}
+                slow = {index[(r.context, r.concurrency)] for r in c.rows if r.verdict == SLOWER}
+                called.append(len(slow & set(SLOW_CELLS)) / len(SLOW_CELLS))
+        print(f"{name}  ({time.perf_counter() - t0:.0f} s)")
+        print(_line("exits 1", exits, target_exit))
+        if plants:
+            print(_line("slow cells called slower", called, ">= 85 %"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="bench.py verdict", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--trials", type=int, default=400, help="figure-level trials per setting")
+    ap.add_argument("--trials-e2e", type=int, default=12, help="end-to-end trials per history setting (compare: 3x)")
+    ap.add_argument("--seed", type=int, default=1)
+    a = ap.parse_args(argv)
+    run_history(a.trials, a.trials_e2e, a.seed)
+    run_compare(a.trials_e2e, a.seed)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
