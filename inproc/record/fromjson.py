@@ -62,10 +62,7 @@ def _with_cell(d: dict[str, Any], cells_root: Path | None) -> dict[str, Any]:
         return d
     if cells_root is None:
         raise ValueError(f"entry names cell file {name!r} but the record was not read from a file")
-    path = cells_root / name
-    if not path.is_file():
-        raise ValueError(f"its cell file {str(path)!r} is missing (copy the folder beside the results file too)")
-    raw = read_cell(path)
+    raw = read_cell(cells_root / name)  # missing or damaged: a one-line UsageError naming it
     d = {**d, **raw.get("entry", {}), "raw": raw.get("samples"), "trace": raw.get("trace")}
     if d.get("telemetry") is not None:
         d["telemetry"] = {**d["telemetry"], "trace": raw.get("telemetry")}
