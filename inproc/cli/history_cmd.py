@@ -16,7 +16,7 @@ from inproc.compare.samples import SubWindowing
 from inproc.compare.verdicts import CompareSettings
 from inproc.errors import UsageError
 from inproc.history.build import HISTORY_ALLOWS, HistorySettings, build_history
-from inproc.history.nights import Night, read_nights
+from inproc.history.nights import Night, read_nights_checked
 from inproc.record.summary import write_summary
 from inproc.render.history import render_history_markdown, render_history_text
 from inproc.render.history_html import render_history_html
@@ -79,7 +79,9 @@ def history(inputs, threshold, threshold_confidence, metrics, window, allow, fmt
         if out:
             check_output(out, tuple(inputs))
     store_dir = _check_store(store)
-    nights = read_nights(inputs, at_least=1 if store_dir is not None else 2)
+    nights, unreadable = read_nights_checked(inputs, at_least=1 if store_dir is not None else 2)
+    for u in unreadable:  # a damaged night is passed over, not the end of the history
+        click.echo(f"history: unreadable night {u.path}: {u.reason}", err=True)
     if len(nights) == 1:  # the store's first night: kept, nothing to judge yet
         for path in _store(store_dir, nights):
             click.echo(f"history: stored {path}", err=True)

@@ -75,28 +75,69 @@ def _files(inputs: Sequence[str]) -> list[Path]:
     return out
 
 
+class NotANight(UsageError):
+    """A file that reads well but holds no night (a baseline): a mistake in the input, which stops a history."""
+
+
 def read_night(p: Path) -> Night:
     """One file as a night; a baseline or anything else is a one-line error."""
-    data = read_json(p, "results file", f"No file at {str(p)!r}. {HINT}")
+    what = "summary" if p.name.endswith(".summary.json") else "results file"
+    data = read_json(p, what, f"No file at {str(p)!r}. {HINT}")
     where = str(p)
     if is_summary(data):
         rec, source = record_from_summary(data, where), source_of(data) or where
     elif isinstance(data, dict) and "baseline_version" in data:
-        raise UsageError(f"{where}: a baseline, not one night. {HINT}")
+        raise NotANight(f"{where}: a baseline, not one night. {HINT}")
     else:
         rec, source = load_results(p), where  # the public loader: a results file's storage is its business
     label = p.name.removesuffix(".json").removesuffix(".summary")
     return Night(label, where, rec, source)
 
 
-def read_nights(inputs: Sequence[str], at_least: int = 2) -> list[Night]:
-    """Every night in ``inputs``, oldest first, each run once; one-line errors on bad input (or fewer than ``at_least``)."""
+@dataclass(frozen=True)
+class Unreadable:
+    """A file given as a night that could not be read (damaged, foreign, newer), and why."""
+
+    path: str
+    reason: str  # the loader's one-line message, less the path it starts with
+
+
+def _unreadable(p: Path, error: UsageError) -> Unreadable:
+    message = str(error)
+    return Unreadable(str(p), message.removeprefix(f"{p}: "))
+
+
+def read_nights_checked(inputs: Sequence[str], at_least: int = 2) -> tuple[list[Night], tuple[Unreadable, ...]]:
+    """(every readable night in ``inputs``, oldest first, each run once; the files that could not be read).
+
+    A night that cannot be read (damaged, foreign, newer) does not stop a history: it is passed
+    over and reported. A missing input, an empty folder, a baseline or fewer than ``at_least``
+    readable nights is a one-line error.
+    """
     nights: dict[tuple, Night] = {}
+    unreadable: list[Unreadable] = []
     for p in _files(inputs):
-        night = read_night(p)
+        try:
+            night = read_night(p)
+        except NotANight:
+            raise
+        except UsageError as e:
+            unreadable.append(_unreadable(p, e))
+            continue
         nights.setdefault(night.identity, night)  # a results file and its summary: the first one given
     ordered = sorted(nights.values(), key=lambda n: (n.record.created, n.label))
     if len(ordered) < at_least:
-        raise UsageError(f"A history needs at least {at_least} nights; got {len(ordered)} in {' '.join(inputs)}. {HINT}")
-    return ordered
+        passed = f" ({len(unreadable)} unreadable: {', '.join(u.path for u in unreadable)})" if unreadable else ""
+        raise UsageError(f"A history needs at least {at_least} nights; got {len(ordered)} in {' '.join(inputs)}{passed}. {HINT}")
+    return ordered, tuple(unreadable)
 
+
+def read_nights(inputs: Sequence[str], at_least: int = 2) -> list[Night]:
+    """Every night in ``inputs``, oldest first, each run once; one-line errors on bad input, on the
+    first file that cannot be read (or fewer than ``at_least`` nights)."""
+    nights, unreadable = read_nights_checked(inputs, at_least=0)
+    if unreadable:
+        raise UsageError(f"{unreadable[0].path}: {unreadable[0].reason}")
+    if len(nights) < at_least:
+        raise UsageError(f"A history needs at least {at_least} nights; got {len(nights)} in {' '.join(inputs)}. {HINT}")
+    return nights

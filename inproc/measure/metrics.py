@@ -19,14 +19,6 @@ import numpy as np
 
 from inproc.measure.trace import CellTrace, RequestTrace
 
-#: The version of the definitions that turn raw records into figures, telemetry figures and
-#: verdicts (this module, ``figures``, ``anatomy``, ``judge``, ``loops``, and ``inproc.telemetry``'s
-#: figures and throttle check). A results file caches its derived figures under the version that
-#: made them; a loader re-derives them from the raw records when this differs. Bump it with any
-#: change that alters a derived figure or verdict.
-DEFINITIONS_VERSION = 1
-
-
 @dataclass(frozen=True)
 class Window:
     """The decode window: steps ``first_step..last_step`` (inclusive), ``open_s`` to ``close_s``."""

@@ -1,6 +1,7 @@
 """Entries from a file's cached figures: what ``inproc.record.derive`` computed when the entry was
 saved, taken as written because the file says today's definitions made them
-(``definitions_version`` equals ``inproc.measure.metrics.DEFINITIONS_VERSION``).
+(``definitions_version`` equals ``inproc.record.definitions.DEFINITIONS_VERSION``, a digest
+of the code that derives them, so a changed definition is never served from the cache).
 
 The raw records come with each entry all the same (a comparison's samples and the report's
 charts read them); ``inproc report --rederive`` and any change of definitions derive every

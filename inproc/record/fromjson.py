@@ -1,6 +1,7 @@
 """A run record from the results file's JSON (current schema), its raw records read from cell
-files where the manifest names them. Figures cached under today's ``DEFINITIONS_VERSION`` are
-taken as written; otherwise (or when asked) every entry is derived again from its raw records.
+files where the manifest names them. Figures cached under today's definitions
+(``inproc.record.definitions.DEFINITIONS_VERSION``, a digest of their code) are taken as
+written; otherwise (or when asked) every entry is derived again from its raw records.
 """
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ from typing import Any
 from inproc.codec import known_fields
 from inproc.measure.judge import Verdict
 from inproc.measure.loops import LoopSettings
-from inproc.measure.metrics import DEFINITIONS_VERSION
 from inproc.measure.peaks import Peaks, run_peaks
 from inproc.measure.trace import CellTrace
 from inproc.plan.capacity import CapacityCheck
@@ -18,6 +18,7 @@ from inproc.plan.matrix import CellPlan
 from inproc.plan.settings import MatrixSettings
 from inproc.record import cached, derive, scope
 from inproc.record.cells import read_cell
+from inproc.record.definitions import DEFINITIONS_VERSION
 from inproc.record.schema import DecodeEntry, EngineRecord, Machine, PrefillEntry, ProfileRef, RunPlan, RunRecord
 from inproc.telemetry.trace import TelemetryTrace
 from inproc.types import Capacity, EngineSettings, KVCacheGroup
@@ -62,10 +63,7 @@ def _with_cell(d: dict[str, Any], cells_root: Path | None) -> dict[str, Any]:
         return d
     if cells_root is None:
         raise ValueError(f"entry names cell file {name!r} but the record was not read from a file")
-    path = cells_root / name
-    if not path.is_file():
-        raise ValueError(f"its cell file {str(path)!r} is missing (copy the folder beside the results file too)")
-    raw = read_cell(path)
+    raw = read_cell(cells_root / name)  # missing or damaged: a one-line UsageError naming it
     d = {**d, **raw.get("entry", {}), "raw": raw.get("samples"), "trace": raw.get("trace")}
     if d.get("telemetry") is not None:
         d["telemetry"] = {**d["telemetry"], "trace": raw.get("telemetry")}

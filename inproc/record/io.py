@@ -143,12 +143,19 @@ def with_unlisted_cells(data: dict[str, Any], cells: Path) -> dict[str, Any]:
 
 
 def read_json(p: Path, what: str, missing: str) -> Any:
-    """The JSON in ``p``; a missing file (``missing``: the message) or bad JSON is a one-line :class:`UsageError`."""
+    """The JSON in ``p``; a missing file (``missing``: the message), a cut-short one or bad JSON is a
+    one-line :class:`UsageError` naming ``p``."""
     if not p.is_file():
         raise UsageError(missing)
     try:
         return json.loads(p.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+    except json.JSONDecodeError as e:
+        text = e.doc.rstrip()
+        if text.startswith(("{", "[")) and not text.endswith(("}", "]")):  # cut short: its object never closes
+            raise UsageError(f"{p}: truncated {what} (its JSON stops after {len(text)} characters, unclosed: an "
+                             "interrupted copy?). Copy it again from where it was written.") from None
+        raise UsageError(f"{p}: not a {what} (invalid JSON: {e}).") from None
+    except UnicodeDecodeError as e:
         raise UsageError(f"{p}: not a {what} (invalid JSON: {e}).") from None
 
 

@@ -34,10 +34,11 @@ Schema history (``schema_version``):
       (``cell_file``, under the folder named by top-level ``cells``, ``RESULTS.cells/``),
       an ``.npz`` holding the trace or samples and the telemetry samples
       (``inproc.record.cells``); ``trace``, ``raw`` and ``telemetry.trace`` leave the
-      manifest. ``definitions_version``: the version of the definitions
-      (``inproc.measure.metrics.DEFINITIONS_VERSION``) that derived the figures in the
-      file; a loader takes them as written when it equals its own, and derives them again
-      otherwise. An entry without ``cell_file`` holds its raw records inline as in 6 (how
+      manifest. ``definitions_version``: the version of the definitions that derived the
+      figures in the file; a loader takes them as written when it equals its own, and
+      derives them again otherwise. It was an integer bumped by hand until 2026-12-02, and
+      is since a digest of the defining code (16 hex digits, ``inproc.record.definitions``);
+      an integer is never today's, so such a file is derived again. An entry without ``cell_file`` holds its raw records inline as in 6 (how
       a baseline holds its runs, and how a migrated file reads). ``engine.settings``
       becomes typed (``inproc.types.EngineSettings``): dtype, quantization, kv_cache_dtype,
       tensor_parallel_size, speculative_method, num_speculative_tokens, async_scheduling,

@@ -7,8 +7,8 @@ from typing import Any, Mapping
 
 from inproc.measure.figures import DecodeFigures, PrefillFigures
 from inproc.measure.judge import Verdict
-from inproc.measure.metrics import DEFINITIONS_VERSION
 from inproc.record import scope
+from inproc.record.definitions import DEFINITIONS_VERSION
 from inproc.record.migrate import SCHEMA_VERSION
 from inproc.record.schema import DecodeEntry, PrefillEntry, RunPlan, RunRecord
 from inproc.telemetry.window import WindowTelemetry
