@@ -145,7 +145,8 @@ class PooledMedian:
         if table is None:  # weigh every value in every resample
             parts = []
             for size in _chunks(count, self.values.size):
-                drawn = block_counts(rng, self.n_units, block, size)[:, self.unit_of] * self.weights
+                drawn = block_counts(rng, self.n_units, block, size)[:, self.unit_of]
+                drawn = drawn if self.counts is None else drawn * self.counts
                 parts.append(_weighted_median(self.values, np.cumsum(drawn, axis=1)))
             return np.concatenate(parts)
         distinct, ranks = table
