@@ -21,6 +21,9 @@
 
   record     the results file: bytes per output token, bytes written while saving, and the
              report time of a synthetic 58-cell GPU-sized record (scripts/bench_record.py).
+  speed      fresh-process compare of two synthetic 64-cell runs with 30 s windows, and the
+             night figures of 30 nights of their summaries (scripts/bench_speed.py; --before
+             DIR times another checkout on the same files). Target < 3 s each.
 
 Run in the engine's environment:  .venv-vllm/bin/python scripts/bench.py [fidelity|overhead|compare|all]
                                   .venv-sglang/bin/python scripts/bench.py fidelity --engine sglang
@@ -170,7 +173,8 @@ def overhead() -> None:
 
 
 #: Subcommand -> its module in scripts/, whose ``main(argv)`` returns the exit status.
-SUBCOMMANDS = {"anatomy": "bench_anatomy", "compare": "bench_compare", "record": "bench_record", "history": "bench_history"}
+SUBCOMMANDS = {"anatomy": "bench_anatomy", "compare": "bench_compare", "record": "bench_record", "history": "bench_history",
+               "speed": "bench_speed"}
 
 
 if __name__ == "__main__":

@@ -90,7 +90,6 @@ pyzmq==27.3.0
 regex==2026.11.19
 requests==2.34.2
 rich==15.0.0
-ruptures==1.1.10
 safetensors==0.8.0
 scipy==1.17.1
 sentencepiece==0.2.1

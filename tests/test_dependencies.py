@@ -1,7 +1,7 @@
 """Every package inproc imports outside its engine adapters is declared in ``pyproject.toml``.
 
 Read from the code itself: every ``import`` counts, also one inside a function (scipy for
-compare's t quantile, ruptures for history's change points), so ``pip install inproc`` gives
+the t quantiles and the spreads' prior in compare and history), so ``pip install inproc`` gives
 a tool whose reading commands (report, compare, baseline, history) run. An import guarded by
 ``except ImportError`` (the module says what is missing and goes on) may come from an extra
 instead (pynvml from ``nvml``). The engine adapters import their engine, which the engine's
@@ -95,7 +95,7 @@ def test_every_import_outside_the_engines_is_declared():
     assert undeclared(imports, required, optional) == []
     # The lazy imports are seen (the reason this test exists): a function's import is a dependency.
     seen = set().union(*map(set, imports.values()))
-    assert {"numpy", "click", "scipy", "ruptures", "pynvml"} <= seen
+    assert {"numpy", "click", "scipy", "pynvml"} <= seen
 
 
 def test_the_check_finds_a_planted_import():

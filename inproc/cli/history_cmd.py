@@ -87,7 +87,7 @@ def history(inputs, threshold, threshold_confidence, metrics, window, allow, fmt
             click.echo(f"history: stored {path}", err=True)
         click.echo(f"history: 1 night ({nights[0].label}); a history judges from 2 nights on.")
         return 0
-    result = build_history(nights, settings)  # every check before anything is written
+    result = build_history(nights, settings, unreadable)  # every check before anything is written
     text = RENDERERS[fmt](result)
     if store_dir is not None:
         for path in _store(store_dir, list(result.nights)):

@@ -23,6 +23,7 @@ from inproc.errors import UsageError
 from inproc.measure import metrics as m
 from inproc.record.compact import CellSamples
 from inproc.record.schema import DecodeEntry
+from inproc.record.summarize import gap_counts
 
 #: Sub-windows are 1 s long, or a tenth of the window when it is shorter than 10 s, so a
 #: short CPU window still gives ten units.
@@ -74,26 +75,6 @@ class SubWindowing:
         return f"{self.steps}-step sub-windows" if sub_s is None else f"{sub_s:g} s sub-windows"
 
 
-def _tbt_units(entry: DecodeEntry, w: m.Window, subs: list[m.Window]) -> list[np.ndarray]:
-    """The window's per-token gaps (as :func:`~inproc.measure.metrics.tbt_intervals_s`), by the sub-window of their arrival."""
-    t_end = entry.trace.steps.t_end_s
-    last_steps = np.array([s.last_step for s in subs])
-    gaps, unit = [], []
-    for r in entry.trace.requests:
-        steps = np.asarray(r.token_steps, dtype=np.int64)
-        counts = np.asarray(r.token_counts, dtype=np.int64)
-        keep = (steps >= w.first_step) & (steps <= w.last_step)
-        steps, counts = steps[keep], counts[keep]
-        if steps.size < 2:
-            continue
-        gaps.append(np.repeat(np.diff(t_end[steps]) / counts[1:], counts[1:]))
-        unit.append(np.repeat(np.searchsorted(last_steps, steps[1:]), counts[1:]))
-    if not gaps:
-        return []
-    g, u = np.concatenate(gaps), np.concatenate(unit)
-    return [g[u == k] for k in range(len(subs))]
-
-
 def sample(entry: DecodeEntry, metric: str, cutting: SubWindowing) -> Resampled | None:
     """The cell's sample of ``metric``, or None when the cell has none (no window, no gaps, no first token)."""
     if entry.trace is None and entry.summary is not None and entry.summary.samples is not None:
@@ -103,16 +84,22 @@ def sample(entry: DecodeEntry, metric: str, cutting: SubWindowing) -> Resampled 
         return None
     if metric == "tok_s":
         subs = cutting.cut(entry, w)
-        tokens = np.array([m.output_tokens(entry.trace, s) for s in subs], dtype=float)
+        tokens = m.output_tokens_each(entry.trace, subs).astype(float)
         return PooledRate(tokens, np.array([m.measured_for_s(s) for s in subs]))
     if metric == "tbt":
-        units = _tbt_units(entry, w, cutting.cut(entry, w))
-    elif metric == "ttft":
+        subs = cutting.cut(entry, w)
+        return _gaps(*gap_counts(entry.trace, w, subs), len(subs))
+    if metric == "ttft":
         reqs = sorted(entry.trace.requests, key=lambda r: r.submit_s)
         units = [np.array([v]) for v in (m.ttft_s(entry.trace, r) for r in reqs) if v is not None]
     else:
         raise ValueError(f"unknown metric {metric!r}")
     return PooledMedian.of(units) if any(len(u) for u in units) else None
+
+
+def _gaps(values: np.ndarray, counts: np.ndarray, units: np.ndarray, n_units: int) -> PooledMedian | None:
+    """The TBT sample of a window's gaps as (value, count, sub-window) rows (None: no gap)."""
+    return PooledMedian.of_counts(values, counts, units, n_units) if counts.sum() > 0 else None
 
 
 def _stored(s: CellSamples, metric: str, cutting: SubWindowing) -> Resampled | None:
@@ -124,8 +111,8 @@ def _stored(s: CellSamples, metric: str, cutting: SubWindowing) -> Resampled | N
     if metric == "tok_s":
         return PooledRate(s.sub_tokens.astype(float), s.sub_seconds)
     if metric == "tbt":
-        units = s.gaps_by_unit()
-    elif metric == "ttft":
+        return _gaps(s.gap_values_s, s.gap_counts, s.gap_units, s.sub_tokens.size)
+    if metric == "ttft":
         units = [np.array([v]) for v in s.ttft_s]
     else:
         raise ValueError(f"unknown metric {metric!r}")

@@ -32,6 +32,8 @@ from typing import Sequence
 
 import numpy as np
 
+from inproc.compare.stats import t_quantile
+
 #: The chance that a night (or a comparison) with no change raises any alarm.
 NIGHT_ALPHA = 0.05
 #: The confidence with which a called change must lie beyond the threshold.
@@ -80,18 +82,11 @@ class ChangeTest:
         return math.exp(max(bound, 0.0))
 
 
-def t_quantile(p: float, df: float) -> float:
-    """The p-quantile of Student's t with ``df`` degrees of freedom (the normal one at df = ∞)."""
-    from scipy.stats import norm, t
-
-    return float(norm.ppf(p)) if math.isinf(df) else float(t.ppf(p, df))
-
-
 def t_sf(x: float, df: float) -> float:
-    """P(T > x) for Student's t with ``df`` degrees of freedom (normal at df = ∞)."""
-    from scipy.stats import norm, t
+    """P(T > x) for Student's t with ``df`` degrees of freedom (the normal one at df = ∞, which stdtr gives)."""
+    from scipy.special import stdtr
 
-    return float(norm.sf(x)) if math.isinf(df) else float(t.sf(x, df))
+    return float(stdtr(df, -x))
 
 
 def change_test(base_logs: Sequence[float], new_logs: Sequence[float], spread: Spread,
@@ -150,11 +145,11 @@ def prior(ss: np.ndarray, df: np.ndarray) -> tuple[float, float]:
 
 def _too_noisy(ss: np.ndarray, df: np.ndarray, s0: float, d0: float) -> np.ndarray:
     """Rows whose own variance lies beyond the 99th percentile that the common one allows (an F test)."""
-    from scipy.stats import f
+    from scipy.special import fdtri
 
     out = np.zeros(ss.size, dtype=bool)
     keep = df > 0
-    limit = f.ppf(0.99, df[keep], d0 if math.isfinite(d0) and d0 > 0 else 1e6)
+    limit = fdtri(df[keep], d0 if math.isfinite(d0) and d0 > 0 else 1e6, 0.99)
     out[keep] = ss[keep] / df[keep] > s0 * limit
     return out
 

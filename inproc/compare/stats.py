@@ -14,7 +14,8 @@ itself (pairs of single runs of one build were called different in 33-88 % of ce
 - :func:`widen`: a within-run interval widened by a stated run-to-run spread (one run
   against one run: the record itself cannot show how much a whole run varies).
 
-scipy is imported inside the functions that need it (Student's t), never at import time.
+scipy.special is imported inside the functions that need a quantile (Student's t, the normal), never at
+import time; scipy.stats itself would take a second to import and computes the same.
 """
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
+
+from inproc.compare import wmedian as wm
 
 
 def block_length(n_units: int) -> int:
@@ -97,15 +100,17 @@ class PooledRate:
 class PooledMedian:
     """Values grouped in units (``unit_of[i]`` is value i's unit, 0..n−1); the statistic is the median of all values.
 
-    A resample repeats each unit's values as often as the unit was drawn; its median is
+    ``counts[i]`` says how many times value i is in its unit (None: once), so a unit's many
+    equal values (a decode step's gap, one per request it served) are kept once. A
+    resample repeats each unit's values as often as the unit was drawn; its median is
     ``np.median`` of that pooled resample exactly (the mean of the middle two for an even
-    count), read from the cumulative weights of the sorted values, so a resample costs
-    O(values), not a sort.
+    count; ``inproc.compare.wmedian``), never expanded.
     """
 
     values: np.ndarray  # sorted ascending
     unit_of: np.ndarray  # same order as values
     n_units: int
+    counts: np.ndarray | None = None  # same order as values; None: each value once
 
     @classmethod
     def of(cls, units: list[np.ndarray]) -> "PooledMedian":
@@ -115,27 +120,68 @@ class PooledMedian:
         order = np.argsort(values, kind="stable")
         return cls(values[order], unit_of[order], len(units))
 
+    @classmethod
+    def of_counts(cls, values: np.ndarray, counts: np.ndarray, unit_of: np.ndarray, n_units: int) -> "PooledMedian":
+        """From values with their counts and units, in any order (a compact cell's gaps)."""
+        order = np.argsort(values, kind="stable")
+        return cls(np.asarray(values, dtype=float)[order], np.asarray(unit_of, dtype=np.int64)[order], n_units,
+                   np.asarray(counts, dtype=np.int64)[order])
+
     @property
     def n(self) -> int:
         return self.n_units
 
+    @property
+    def weights(self) -> np.ndarray:
+        """How many times each value is in the pool."""
+        return np.ones(self.values.size, dtype=np.int64) if self.counts is None else self.counts
+
     def statistic(self) -> float:
-        return float(np.median(self.values))
+        return wm.median_of_counts(self.values, self.weights)
 
     def resampled(self, rng: np.random.Generator, count: int) -> np.ndarray:
-        parts = []
-        for size in _chunks(count, self.values.size):
-            weights = block_counts(rng, self.n_units, block_length(self.n_units), size)[:, self.unit_of]
-            parts.append(_weighted_median(self.values, np.cumsum(weights, axis=1)))
-        return np.concatenate(parts)
+        block = block_length(self.n_units)
+        table = self._rank_table()
+        if table is None:  # weigh every value in every resample
+            parts = []
+            for size in _chunks(count, self.values.size):
+                drawn = block_counts(rng, self.n_units, block, size)[:, self.unit_of]
+                drawn = drawn if self.counts is None else drawn * self.counts
+                parts.append(_weighted_median(self.values, np.cumsum(drawn, axis=1)))
+            return np.concatenate(parts)
+        distinct, ranks = table
+        return np.concatenate([wm.resampled_medians(distinct, ranks, block_counts(rng, self.n_units, block, size))
+                               for size in _chunks(count, self.n_units * 2)])
+
+    def _rank_table(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """``wmedian.rank_table`` of the pool, or None where weighing every value is cheaper or the table too big.
+
+        Per resample the table's bisection costs about 2 × units × log2(distinct values)
+        steps, weighing every value a few steps per value: the table wins for many values in
+        few units (a window's gaps), not for one value per unit (TTFT's requests).
+        """
+        distinct = 1 + int(np.count_nonzero(np.diff(self.values)))
+        bisection = 2 * self.n_units * max(1, (distinct - 1).bit_length())
+        if self.values.size == 0 or distinct * self.n_units > RANK_TABLE_CELLS or bisection > 3 * self.values.size:
+            return None
+        return wm.rank_table(self.values, self.unit_of, self.weights, self.n_units)
+
+
+#: The largest rank table (units × distinct values, 8 bytes a cell) a median's resampling builds.
+RANK_TABLE_CELLS = 2_000_000
 
 
 def _weighted_median(values: np.ndarray, cum: np.ndarray) -> np.ndarray:
-    """Per row: the median of ``values`` repeated by weights whose running sums are ``cum`` (rows)."""
-    total = cum[:, -1]
+    """Per row: the median of ``values`` repeated by weights whose running sums are ``cum`` (rows; may be changed)."""
+    total = cum[:, -1].copy()
     low_rank, high_rank = (total + 1) // 2, total // 2 + 1  # 1-based ranks of the middle value(s)
-    low = values[np.argmax(cum >= low_rank[:, None], axis=1)]
-    high = values[np.argmax(cum >= high_rank[:, None], axis=1)]
+    # Each row lifted above the one before, so one search over the whole table finds every row's ranks.
+    lift = np.arange(cum.shape[0], dtype=np.int64) * (int(total.max(initial=0)) + 1)
+    cum += lift[:, None]
+    start = np.arange(cum.shape[0]) * cum.shape[1]
+    at = np.searchsorted(cum.ravel(), np.concatenate([low_rank, high_rank]) + np.tile(lift, 2)) - np.tile(start, 2)
+    at = np.minimum(at, cum.shape[1] - 1)  # past the row: nothing drawn (no median)
+    low, high = values[at[: total.size]], values[at[total.size:]]
     out = np.where(total % 2 == 1, low, (low + high) / 2)
     return np.where(total > 0, out, np.nan)  # a resample of empty units only: no median
 
@@ -165,10 +211,11 @@ def bootstrap_ratio(base: Resampled, new: Resampled, resamples: int = 2000, conf
 
 
 def t_quantile(p: float, df: float) -> float:
-    """The p-quantile of Student's t with ``df`` degrees of freedom (scipy.stats.t)."""
-    from scipy.stats import t
+    """The p-quantile of Student's t with ``df`` degrees of freedom (``scipy.stats.t.ppf`` calls the same function;
+    df = ∞ gives the normal quantile)."""
+    from scipy.special import stdtrit
 
-    return float(t.ppf(p, df))
+    return float(stdtrit(df, p))
 
 
 @dataclass(frozen=True)
@@ -191,9 +238,9 @@ def widen(ratio: float, within: Interval, spread: RunSpread, confidence: float =
     z·√2·σ at ``confidence`` (z the normal quantile). Each side of the within-run interval
     (which may be lopsided) is combined with it as √(h_within² + h_runs²) around log ratio.
     """
-    from scipy.stats import norm
+    from scipy.special import ndtri  # the normal quantile (what scipy.stats.norm.ppf calls)
 
-    h_runs = float(norm.ppf((1 + confidence) / 2)) * math.sqrt(2) * spread.log_sd
+    h_runs = float(ndtri((1 + confidence) / 2)) * math.sqrt(2) * spread.log_sd
     centre = math.log(ratio)
     below = math.hypot(centre - math.log(within.low), h_runs)
     above = math.hypot(math.log(within.high) - centre, h_runs)

@@ -51,14 +51,6 @@ class Night:
         return self.record.created, self.record.plan.seed, self.record.command
 
 
-@dataclass(frozen=True)
-class Unreadable:
-    """A night that could not be read: its file and why."""
-
-    path: str
-    reason: str
-
-
 def _files(inputs: Sequence[str]) -> list[Path]:
     out = []
     for given in inputs:

@@ -68,6 +68,23 @@ def output_tokens(trace: CellTrace, w: Window) -> int:
     return int(sum(_counts_in_window(trace, r, w)[1].sum() for r in trace.requests))
 
 
+def arrivals(trace: CellTrace) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every request's arrivals, one request after another: (step, tokens, the request's index), int64."""
+    steps = [np.asarray(r.token_steps, dtype=np.int64) for r in trace.requests]
+    counts = [np.asarray(r.token_counts, dtype=np.int64) for r in trace.requests]
+    index = np.repeat(np.arange(len(steps)), [s.size for s in steps])
+    empty = [np.empty(0, dtype=np.int64)]
+    return np.concatenate(steps or empty), np.concatenate(counts or empty), index
+
+
+def output_tokens_each(trace: CellTrace, windows: list[Window]) -> np.ndarray:
+    """:func:`output_tokens` of each of ``windows``, from one pass over the requests (int64)."""
+    steps, counts, _ = arrivals(trace)
+    per_step = np.bincount(steps, weights=counts, minlength=len(trace.steps.t_end_s)).astype(np.int64)
+    before = np.concatenate([[0], np.cumsum(per_step)])  # tokens returned by the steps before each step
+    return np.array([before[w.last_step + 1] - before[w.first_step] for w in windows], dtype=np.int64)
+
+
 def measured_for_s(w: Window) -> float:
     """Window length: from the step end that opened it to the end of the last step inside it."""
     return w.length_s

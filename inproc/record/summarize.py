@@ -14,6 +14,7 @@ import numpy as np
 from inproc.measure import anatomy as an
 from inproc.measure import metrics as m
 from inproc.measure.metrics import Window
+from inproc.measure.trace import CellTrace
 from inproc.measure.steps import StepTrace
 from inproc.record.compact import BatchTimes, CellAnatomy, CellSamples, CellSummary
 from inproc.record.schema import DecodeEntry
@@ -46,30 +47,50 @@ def cell_samples(entry: DecodeEntry, w: Window, cutting: Cutting) -> CellSamples
     """Sub-window tokens and seconds, the per-token gaps as (value, count), every TTFT."""
     trace = entry.trace
     subs = cutting.cut(entry, w)
-    values, units = gaps_with_units(entry, w, subs)
-    pairs, counts = np.unique(np.stack([units.astype(np.float64), values]), axis=1, return_counts=True)
+    values, counts, units = gap_counts(trace, w, subs)
     by_submit = sorted(trace.requests, key=lambda r: r.submit_s)
     ttft = [v for v in (m.ttft_s(trace, r) for r in by_submit) if v is not None]
     return CellSamples(
-        cutting.sub_s_for(trace.window_target_s), cutting.steps,
-        np.array([m.output_tokens(trace, s) for s in subs], dtype=np.int64),
+        cutting.sub_s_for(trace.window_target_s), cutting.steps, m.output_tokens_each(trace, subs),
         np.array([m.measured_for_s(s) for s in subs], dtype=np.float64),
-        pairs[1].astype(np.float64), counts.astype(np.int64), pairs[0].astype(np.int64), np.asarray(ttft, dtype=np.float64))
+        values, counts, units, np.asarray(ttft, dtype=np.float64))
 
 
-def gaps_with_units(entry: DecodeEntry, w: Window, subs: list[Window]) -> tuple[np.ndarray, np.ndarray]:
-    """The window's per-token gaps (exactly :func:`~inproc.measure.metrics.tbt_intervals_s`'s) and the
-    sub-window each one's arrival fell in."""
-    ends, last_steps = entry.trace.steps.t_end_s, np.array([s.last_step for s in subs])
-    values, units = [np.empty(0)], [np.empty(0, dtype=np.int64)]
-    for r in entry.trace.requests:
-        steps, counts = np.asarray(r.token_steps, dtype=np.int64), np.asarray(r.token_counts, dtype=np.int64)
-        keep = (steps >= w.first_step) & (steps <= w.last_step)
-        steps, counts = steps[keep], counts[keep]
-        if steps.size >= 2:
-            values.append(np.repeat(np.diff(ends[steps]) / counts[1:], counts[1:]))
-            units.append(np.repeat(np.searchsorted(last_steps, steps[1:]), counts[1:]))
-    return np.concatenate(values), np.concatenate(units)
+def gap_counts(trace: CellTrace, w: Window, subs: list[Window]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The window's per-token gaps (exactly :func:`~inproc.measure.metrics.tbt_intervals_s`'s multiset), by the
+    sub-window of their arrival: (values, counts, sub-windows), one row per distinct (sub-window, value), in that order.
+
+    A gap is fixed by its arrival step, the request's arrival before it and the tokens it
+    brought (the value is (t_end[step] − t_end[before]) ÷ tokens, as tbt_intervals_s takes it);
+    every request a step served right after the step before shares one such key, so keys
+    are counted first and a value is computed once per key, never once per token.
+    """
+    ends, last_steps = trace.steps.t_end_s, np.array([s.last_step for s in subs])
+    steps, counts, req = m.arrivals(trace)
+    keep = (steps >= w.first_step) & (steps <= w.last_step)
+    steps, counts, req = steps[keep], counts[keep], req[keep]
+    follows = req[1:] == req[:-1]  # an arrival after the same request's previous one in the window
+    step, before, tokens = steps[1:][follows], steps[:-1][follows], counts[1:][follows]
+    usual = (step - before == 1) & (tokens == 1)
+    per_step = np.bincount(step[usual], minlength=ends.size)
+    at = np.flatnonzero(per_step)
+    k_step, k_before, k_tokens, n = _counted_keys(step[~usual], before[~usual], tokens[~usual], ends.size)
+    values = np.concatenate([(ends[at] - ends[at - 1]) / 1, (ends[k_step] - ends[k_before]) / k_tokens])  # ÷ tokens
+    weights = np.concatenate([per_step[at], n * k_tokens])
+    units = np.searchsorted(last_steps, np.concatenate([at, k_step])).astype(np.int64)
+    order = np.lexsort((values, units))
+    values, weights, units = values[order], weights[order], units[order]
+    first = np.flatnonzero(np.concatenate([[True], (units[1:] != units[:-1]) | (values[1:] != values[:-1])]))
+    if values.size == 0:  # no request arrived twice in the window
+        return values, weights.astype(np.int64), units
+    return values[first], np.add.reduceat(weights, first).astype(np.int64), units[first]  # equal values: one row
+
+
+def _counted_keys(step: np.ndarray, before: np.ndarray, tokens: np.ndarray, n_steps: int):
+    """The distinct (step, before, tokens) triples and how many times each occurs."""
+    span = int(tokens.max()) + 1 if tokens.size else 1
+    keys, n = np.unique((step * n_steps + before) * span + tokens, return_counts=True)
+    return keys // span // n_steps, keys // span % n_steps, keys % span, n
 
 
 def _mean_host_s(steps: StepTrace, rows: np.ndarray) -> float | None:
