@@ -24,6 +24,12 @@
   speed      fresh-process compare of two synthetic 64-cell runs with 30 s windows, and the
              night figures of 30 nights of their summaries (scripts/bench_speed.py; --before
              DIR times another checkout on the same files). Target < 3 s each.
+  verdict    the nightly verdict's false-alarm rate and detection power on simulated nights
+             (tests/sim: GPU-like steps, 2 % night-to-night noise, planted slowdowns), history
+             and a 5-run-baseline compare, each rate with its interval and number of trials
+             (scripts/bench_verdict.py; --trials, --trials-e2e).
+  otava      history's detector on otava-test-data's labelled series: steps, outliers,
+             regression then fix, variance changes (scripts/bench_otava.py).
 
 Run in the engine's environment:  .venv-vllm/bin/python scripts/bench.py [fidelity|overhead|compare|all]
                                   .venv-sglang/bin/python scripts/bench.py fidelity --engine sglang
@@ -174,7 +180,7 @@ def overhead() -> None:
 
 #: Subcommand -> its module in scripts/, whose ``main(argv)`` returns the exit status.
 SUBCOMMANDS = {"anatomy": "bench_anatomy", "compare": "bench_compare", "record": "bench_record", "history": "bench_history",
-               "speed": "bench_speed"}
+               "speed": "bench_speed", "verdict": "bench_verdict", "otava": "bench_otava"}
 
 
 if __name__ == "__main__":

@@ -13,7 +13,9 @@ per-step jitter, planted slowdowns), judged two ways:
   nightly job would; fewer trials (each is seconds), to show the figure level is the same
   judgement.
 
-Each line prints the rate, its 95 % Wilson interval, the number of trials and the target.
+Each line prints the rate, its 95 % Wilson interval, the number of trials (sequences, or
+cells for a rate over cells: a sequence's cells are not independent, so that interval is
+narrower than it should be) and the target.
 What counts: a sequence "exits 1" when the newest night has a slower row (history) or
 the comparison regresses (compare); a slow cell is "called" when any of its metrics is
 slower on the night of the plant; a "reported change" is a confirmed change called slower
@@ -49,13 +51,15 @@ THRESHOLD, WINDOW = 0.05, 10
 
 @dataclass(frozen=True)
 class Outcome:
-    """One judged sequence: did it exit 1, which planted cells were called slower on the plant's night, changes."""
+    """One judged sequence: did it exit 1, how many planted cells were called slower on the plant's night, changes."""
 
     exit1: bool
-    called: float  # share of the planted cells called slower on the plant's night (nan: no plant judged there)
+    called: int  # planted cells called slower on the plant's night (when that night is the newest)
+    lasting: int  # planted cells with a confirmed change starting at the plant's first night
+    planted: int  # planted cells (0: no plant)
+    plant_newest: bool  # the plant's first night is the newest night
     reported: int  # confirmed changes called slower or faster
     splits: int  # every confirmed change
-    lasting_planted: float  # share of planted cells with a confirmed change starting at the plant's first night
 
 
 def wilson(k: float, n: int) -> tuple[float, float]:
@@ -79,9 +83,9 @@ def figure_trial(s: NightSettings, rng: np.random.Generator) -> Outcome:
     j = judge_values(values, metrics, WINDOW, THRESHOLD)
     slow = {r.row % s.cells for r in j.newest if r.verdict == SLOWER}
     cells, night = _planted(s)
-    called = len(slow & cells) / len(cells) if cells and night == s.nights - 1 else math.nan
     found = {c.row % s.cells for c in j.changes if c.departure.night == night}
-    return Outcome(bool(slow), called, len(lasting(j)), len(j.changes), len(found & cells) / len(cells) if cells else math.nan)
+    return Outcome(bool(slow), len(slow & cells), len(found & cells), len(cells), night == s.nights - 1,
+                   len(lasting(j)), len(j.changes))
 
 
 def e2e_trial(s: NightSettings, folder: Path) -> Outcome:
@@ -90,22 +94,36 @@ def e2e_trial(s: NightSettings, folder: Path) -> Outcome:
     cells, night = _planted(s)
     index = {cell: k for k, cell in enumerate(s.cell_shapes())}
     slow = {index[c.cell] for c in h.regressions}
-    called = len(slow & cells) / len(cells) if cells and night == s.nights - 1 else math.nan
     confirmed = [c for c in h.changes if not c.newest]
     found = {index[c.cell] for c in confirmed if c.night == night}
-    return Outcome(h.exit_code == 1, called, len(confirmed), len(confirmed),
-                   len(found & cells) / len(cells) if cells else math.nan)
+    # history lists the confirmed changes called slower or faster (a level split within the threshold is not listed)
+    return Outcome(h.exit_code == 1, len(slow & cells), len(found & cells), len(cells), night == s.nights - 1,
+                   len(confirmed), len(confirmed))
 
 
-def _line(label: str, values: list[float], target: str, unit: str = "rate") -> str:
-    v = [x for x in values if not math.isnan(x)]
-    if not v:
-        return f"  {label:<46} —"
-    mean = float(np.mean(v))
+def _line(label: str, k: float, n: int, target: str, unit: str = "rate", sd: float | None = None) -> str:
+    """A rate k/n with its Wilson interval, or a mean count per sequence (k total over n sequences)."""
+    if n == 0:
+        return f"  {label:<52} —"
     if unit == "rate":
-        lo, hi = wilson(sum(v), len(v))
-        return f"  {label:<46} {mean * 100:6.1f} %  [{lo * 100:5.1f}, {hi * 100:5.1f}]  n={len(v):<4} target {target}"
-    return f"  {label:<46} {mean:6.3f}    (sd {np.std(v):.3f})   n={len(v):<4} target {target}"
+        lo, hi = wilson(k, n)
+        return f"  {label:<52} {k / n * 100:6.1f} %  [{lo * 100:5.1f}, {hi * 100:5.1f}]  n={n:<5} target {target}"
+    return f"  {label:<52} {k / n:6.3f} per sequence (sd {sd:.3f})  n={n:<5} target {target}"
+
+
+def _measure(outcomes: list[Outcome], what: str) -> tuple[float, int, float | None]:
+    """(successes or total, trials or cells, sd of a count): cell rates count cells over every trial."""
+    if what == "exit1":
+        return sum(o.exit1 for o in outcomes), len(outcomes), None
+    if what == "called":
+        judged = [o for o in outcomes if o.plant_newest]
+        return sum(o.called for o in judged), sum(o.planted for o in judged), None
+    if what in ("lasting", "not_lasting"):
+        k = sum(o.lasting for o in outcomes)
+        n = sum(o.planted for o in outcomes)
+        return (k if what == "lasting" else n - k), n, None
+    counts = [getattr(o, what) for o in outcomes]
+    return float(sum(counts)), len(counts), float(np.std(counts))
 
 
 def history_settings(trials: int) -> list[tuple[str, NightSettings, list[tuple[str, str, str]]]]:
@@ -134,13 +152,6 @@ def history_settings(trials: int) -> list[tuple[str, NightSettings, list[tuple[s
     ]
 
 
-def _collect(outcomes: list[Outcome], what: str) -> list[float]:
-    return {"exit1": [float(o.exit1) for o in outcomes], "called": [o.called for o in outcomes],
-            "reported": [float(o.reported) for o in outcomes], "splits": [float(o.splits) for o in outcomes],
-            "lasting": [o.lasting_planted for o in outcomes],
-            "not_lasting": [1 - o.lasting_planted for o in outcomes]}[what]
-
-
 def run_history(trials: int, trials_e2e: int, seed: int) -> None:
     print(f"inproc history, 12 cells, 14 nights, threshold {THRESHOLD * 100:g} %, window {WINDOW} "
           f"(figure level: {trials} trials a setting; end to end: {trials_e2e})")
@@ -158,30 +169,55 @@ def run_history(trials: int, trials_e2e: int, seed: int) -> None:
         print(f"{name}  ({t_fig:.0f} s figure level, {t_e2e:.0f} s end to end)")
         for what, label, target in lines:
             unit = "count" if what in ("reported", "splits") else "rate"
-            print(_line(f"{label}, figure level", _collect(fig, what), target, unit))
-            if e2e:
-                print(_line(f"{label}, end to end", _collect(e2e, what), target, unit))
+            for side, outcomes in (("figure level", fig), ("end to end", e2e)):
+                if outcomes:
+                    k, n, sd = _measure(outcomes, what)
+                    print(_line(f"{label}, {side}", k, n, target, unit, sd))
+
+
+def run_sequences(trials: int, seed: int) -> None:
+    """Every night of a sequence judged as the newest (as a nightly job meets them): does any night fail?"""
+    first, nights = 4, 14
+    print(f"\nWhole sequences of {nights} nights, each night from night {first + 1} judged as the newest "
+          f"(figure level, {trials} sequences a setting)")
+    plant = lambda size: (Plant(size, tuple(range(7, nights)), SLOW_CELLS),)  # noqa: E731
+    for name, s, what in (("clean", NightSettings(), "sequences failing on some night"),
+                          ("3 % slower from night 8 on (below 5 %)", NightSettings(plants=plant(0.03)),
+                           "sequences failing on some night"),
+                          ("20 % slower from night 8 on", NightSettings(plants=plant(0.2)),
+                           "sequences failing on night 8, its first")):
+        rng = np.random.default_rng(seed)
+        hits = 0
+        for _ in range(trials):
+            values, metrics = simulate_figures(s, rng)
+            failed = [bool([r for r in judge_values(values[:, :n + 1], metrics, WINDOW, THRESHOLD).newest
+                            if r.verdict == SLOWER]) for n in range(first, nights)]
+            hits += failed[7 - first] if s.plants and "first" in what else any(failed)
+        target = {"clean": "(shown: about 1 - (1 - rate a night) ^ 10)"}.get(name, "(shown)")
+        print(name)
+        print(_line(what, hits, trials, target))
 
 
 def run_compare(trials_e2e: int, seed: int) -> None:
     print(f"\ninproc compare, a baseline of 5 runs against 1 new run, 12 cells, end to end ({trials_e2e * 3} trials a setting)")
     for name, plants, target_exit in (("clean", (), "<= 5 %"),
                                       ("10 % slower, 6 cells", (Plant(0.1, (5,), SLOW_CELLS),), "(shown)")):
-        exits, called = [], []
+        exits, called, planted = 0, 0, 0
         t0 = time.perf_counter()
         for k in range(trials_e2e * 3):
             s = NightSettings(nights=6, plants=plants, seed=seed * 7919 + k)
             recs = simulate(s)
             c = compare_runs(recs[:5], recs[5:])
-            exits.append(float(c.exit_code == 1))
+            exits += c.exit_code == 1
             if plants:
                 index = {cell: i for i, cell in enumerate(s.cell_shapes())}
                 slow = {index[(r.context, r.concurrency)] for r in c.rows if r.verdict == SLOWER}
-                called.append(len(slow & set(SLOW_CELLS)) / len(SLOW_CELLS))
+                called += len(slow & set(SLOW_CELLS))
+                planted += len(SLOW_CELLS)
         print(f"{name}  ({time.perf_counter() - t0:.0f} s)")
-        print(_line("exits 1", exits, target_exit))
+        print(_line("exits 1", exits, trials_e2e * 3, target_exit))
         if plants:
-            print(_line("slow cells called slower", called, ">= 85 %"))
+            print(_line("slow cells called slower (n: cells)", called, planted, ">= 85 %"))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -191,6 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args(argv)
     run_history(a.trials, a.trials_e2e, a.seed)
+    run_sequences(max(a.trials // 4, 10), a.seed)
     run_compare(a.trials_e2e, a.seed)
     return 0
 

@@ -8,8 +8,9 @@ over all the rows of that night (``inproc.compare.spread.night_alarms``). Then h
 
 - a night that raised an alarm on a row is **pending**. When the row's next night also
   departs from the old level in the same direction (one-sided, at ``CONFIRM_ALPHA``) and
-  lies nearer the pending night than the old level, the change is **confirmed**: a new
-  level starts at the pending night. Otherwise the pending night was an **outlier**: it is
+  is not shown to differ from the pending night, the change is **confirmed**: a new
+  level starts at the pending night (its mean taken from the confirming night on: the
+  pending night was chosen for being far out). Otherwise the pending night was an **outlier**: it is
   left out of the level, which holds;
 - a level of fewer than ``MIN_LEVEL`` nights is not left: a departure from it joins it;
 - the newest night has no night after it: its alarms are the verdict of the night.
@@ -25,7 +26,7 @@ from typing import Sequence
 
 import numpy as np
 
-from inproc.compare.spread import NIGHT_ALPHA, RESOLUTION, Spread, change_test, night_alarms, t_sf
+from inproc.compare.spread import NIGHT_ALPHA, RESOLUTION, Spread, change_test, night_alarms, t_quantile, t_sf
 
 #: A departure is confirmed when the next night departs the same way at this one-sided level.
 CONFIRM_ALPHA = 0.05
@@ -50,7 +51,7 @@ class RowLevels:
     starts: list[int] = field(default_factory=list)  # the first night of each level (the first level: its first night)
     confirmed: list[tuple[Departure, int]] = field(default_factory=list)  # (the change, the night that confirmed it)
     outliers: list[Departure] = field(default_factory=list)
-    level: list[int] = field(default_factory=list)  # nights of the current level, outliers left out
+    level: list[int] = field(default_factory=list)  # nights of the current level, outliers and a change's departed night left out
     newest_level: tuple[int, ...] = ()  # the level the newest night was judged against
     pending: Departure | None = None
 
@@ -68,16 +69,20 @@ def _p(values: np.ndarray, level: Sequence[int], night: int, spread: Spread | No
 
 
 def _confirms(values, level, night, spread: Spread | None, d: Departure) -> bool:
-    """The night after a departure confirms it: away from the old level the same way, and nearer the departed night.
+    """The night after a departure confirms it: away from the old level the same way, and not shown to differ from it.
 
-    The second condition tells a change from an outlier of any size: after a change the
-    next night sits near the departed one; after an outlier it comes back towards the level.
+    The second condition (the two nights differ by less than their two-sided 99 % bound,
+    t·σ·√2) tells a change from an outlier of any size: after a change the next night sits
+    with the departed one; after an outlier it comes back towards the level. It does not
+    ask the next night to sit nearer the departed night than the level: the departed night
+    was chosen for being far out, and a real change's next night often sits between.
     """
     if spread is None or not level:
         return False
     t = change_test(values[list(level)], [values[night]], spread)
     away = t.log_ratio * d.direction > 0 and t_sf(abs(t.log_ratio) / t.se, t.df) <= CONFIRM_ALPHA
-    return away and abs(values[night] - values[d.night]) < abs(t.log_ratio)
+    together = abs(values[night] - values[d.night]) <= t_quantile(0.995, t.df) * spread.log_sd * math.sqrt(2)
+    return away and together
 
 
 def walk(values: np.ndarray, spreads: Sequence[Spread | None], window: int,
@@ -99,7 +104,7 @@ def walk(values: np.ndarray, spreads: Sequence[Spread | None], window: int,
                 if _confirms(v, base, i, spreads[r], d):
                     s.confirmed.append((d, i))
                     s.starts.append(d.night)
-                    s.level = [d.night, i]
+                    s.level = [i]  # the departed night was chosen for being far out: the level is measured without it
                     if i == nights - 1:
                         s.newest_level = (d.night,)
                     continue
@@ -123,12 +128,13 @@ def walk(values: np.ndarray, spreads: Sequence[Spread | None], window: int,
 def residuals(values: np.ndarray, levels: Sequence[RowLevels]) -> tuple[list[float], list[int]]:
     """Per row, (Σ squared deviations from each level's mean, degrees of freedom), the newest night left out.
 
-    Outlier nights and a pending night are left out: the spread is that of the levels.
+    Outlier nights, the departed night of each confirmed change (chosen for being far out)
+    and a pending night are left out: the spread is that of the levels.
     """
     nights = values.shape[1]
     ss, df = [], []
     for v, s in zip(values, levels):
-        dropped = {d.night for d in s.outliers} | {nights - 1}
+        dropped = {d.night for d in s.outliers} | {d.night for d, _ in s.confirmed} | {nights - 1}
         bounds = sorted(set(s.starts)) + [nights]
         groups = [[v[i] for i in range(a, b) if i not in dropped and not math.isnan(v[i])]
                   for a, b in zip(bounds, bounds[1:])]

@@ -85,7 +85,7 @@ def verdict_line(h: History) -> str:
             f"with {thr.tests.threshold_confidence * 100:g}% confidence.")
 
 
-def _notes(h: History) -> list[str]:
+def notes(h: History) -> list[str]:
     """Outlier nights, rows without enough data, unreadable nights: a line each."""
     out = [outlier_line(h, o) for o in h.outliers]
     if h.insufficient and len(h.insufficient) < len(h.newest):
@@ -115,9 +115,9 @@ def render_history_markdown(h: History) -> str:
     out = [f"## inproc history: {len(h.nights)} nights of {first.profile.name}", "", f"**{verdict_line(h)}**", "",
            "### Changes", ""]
     out += [f"- {change_line(h, c)}" for c in h.changes] or ["No change beyond the noise and the threshold."]
-    notes = _notes(h)
-    if notes:
-        out += ["", "### Outlier nights and notes", "", *[f"- {n}" for n in notes]]
+    extra = notes(h)
+    if extra:
+        out += ["", "### Outlier nights and notes", "", *[f"- {n}" for n in extra]]
     out += ["", "### Spread learned from the nights", "", *[f"- {x}" for x in spread_lines(h)]]
     out += ["", "<details><summary>Nights</summary>", "", *_nights_table(h), "", "</details>", ""]
     return "\n".join(out)
@@ -127,6 +127,6 @@ def render_history_text(h: History) -> str:
     """The same, plain: verdict, then one line per change, outlier and note, then the spread learned."""
     out = [verdict_line(h), f"{len(h.nights)} nights: {h.nights[0].label} .. {h.nights[-1].label}"]
     out += [f"  {change_line(h, c)}" for c in h.changes] or ["  no change beyond the noise and the threshold"]
-    out += [f"  {n}" for n in _notes(h)]
+    out += [f"  {n}" for n in notes(h)]
     out += ["Spread learned from the nights:"] + [f"  {x}" for x in spread_lines(h)]
     return "\n".join(out) + "\n"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from inproc.compare.samples import METRICS
 from inproc.history.build import History
-from inproc.render.history import cell_text, change_line, night_text, verdict_line
+from inproc.render.history import cell_text, change_line, night_text, notes, spread_lines, verdict_line
 from inproc.render.html import CSS
 from inproc.render.svg import Chart, Series, line_chart, t
 
@@ -48,6 +48,11 @@ def render_history_html(h: History) -> str:
         body.append(f"<h2>{t(METRICS[metric].label)}</h2><div class=\"scroll\">{line_chart(trend_chart(h, metric))}</div>")
         body.append("<ul>" + "".join(f"<li>{t(change_line(h, c))}</li>" for c in changes) + "</ul>" if changes
                     else "<p class=\"sub\">No change point beyond the noise and the threshold.</p>")
+    extra = notes(h)
+    if extra:
+        body.append("<h2>Outlier nights and notes</h2><ul>" + "".join(f"<li>{t(x)}</li>" for x in extra) + "</ul>")
+    body.append("<h2>Spread learned from the nights</h2><ul>" + "".join(f"<li>{t(x)}</li>" for x in spread_lines(h))
+                + "</ul>")
     body += ["<h2>Nights</h2>", _nights(h)]
     return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{t('inproc history · ' + profile)}</title><style>{CSS}</style></head><body>\n"
