@@ -6,6 +6,9 @@
   series    a fresh process that reads 30 nights of history summaries of that matrix and
             computes every cell's night figure of every metric (``inproc.history.series.series``).
             Target < 3 s.
+  history   ``python -m inproc history NIGHTS`` (a fresh process: the figures above, the
+            spreads, the walk through the nights, the verdicts, the diagnoses, rendering) on
+            those 30 nights. Target < 3 s.
 
 The runs are synthetic (numpy, seeded) and GPU-like: 8 contexts (1K-128K) x 8 concurrency
 levels (1-128), decode steps of 3.6 ms (1K x 1) to 48 ms (128K x 128) with 2 % jitter, C
@@ -168,7 +171,8 @@ def measure(label: str, root: Path, files: tuple[Path, Path, Path], env: dict[st
     """Median wall seconds of each command on the checkout at ``root``; prints each."""
     a, b, nights = files
     commands = {"compare": [sys.executable, "-m", "inproc", "compare", str(a), str(b)],
-                "series": [sys.executable, "-c", SERIES, str(nights)]}
+                "series": [sys.executable, "-c", SERIES, str(nights)],
+                "history": [sys.executable, "-m", "inproc", "history", str(nights)]}
     timed([sys.executable, "-c", WARM], root, env)
     out = {}
     for name, cmd in commands.items():

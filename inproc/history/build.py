@@ -26,7 +26,8 @@ from typing import Sequence
 import numpy as np
 
 from inproc import types as st
-from inproc.compare.estimate import Estimate, estimate_of
+from inproc.compare.estimate import Estimate, StatSettings, estimate_of
+from inproc.compare.rows import shown
 from inproc.compare.keys import differing
 from inproc.compare.spread import Spread
 from inproc.compare.verdicts import FASTER, INSUFFICIENT, SLOWER, STATUS_CHANGED, CompareSettings, check_comparable
@@ -200,6 +201,9 @@ def _newest(nights, rows, all_series, j: Judged, anat: _Anatomies) -> list[Chang
         if r.test is not None:
             est = estimate_of(r.test, _figure(points, r.before), points[last].figure, len(r.before), 1,
                               j.spreads[r.row], significant=r.alarm)
+        elif len(r.before) == 1:  # no spread yet: the within-run interval of the two nights, as compare shows it
+            base, new = entry_of(nights[r.before[0]], cell), entry_of(nights[last], cell)
+            est = shown([base], [new], metric, StatSettings()) if base and new else None
         moved = r.verdict in (SLOWER, FASTER)
         diagnosis = diagnose(anat.of(r.before, cell), anat.of([last], cell), metric, est.ratio) if moved else ""
         out.append(Change(cell, metric, last, r.verdict, r.reason, est, r.before, (last,), diagnosis,

@@ -91,6 +91,11 @@ def notes(h: History) -> list[str]:
     if h.insufficient and len(h.insufficient) < len(h.newest):
         out.append(f"{len(h.insufficient)} row(s) of {h.nights[-1].label} not judged, insufficient data: "
                    f"{h.insufficient[0].reason}")
+    for c in h.insufficient:  # what can be said without a spread: the interval it has
+        if c.estimate is not None:
+            kind = "within-run interval only" if c.estimate.within is not None else "interval"
+            out.append(f"{cell_text(c.cell)} {step_text(c.metric, c.estimate)} at {h.nights[-1].label}, not judged "
+                       f"({kind})")
     out += [f"unreadable night {u.path}: {u.reason}" for u in h.unreadable]
     return out
 

@@ -178,3 +178,32 @@ def test_a_compact_cell_keeps_every_gap_and_its_sub_window():
         # about one stored value per step: the C requests of a step share its gap
         assert s.gap_values_s.size <= w.last_step - w.first_step + 1 + len(e.trace.requests)
         assert s.gap_counts.sum() == m.tbt_intervals_s(e.trace, w).size
+
+
+def test_two_nights_are_insufficient_data_with_the_within_run_interval_shown():
+    from inproc.compare.verdicts import INSUFFICIENT
+    from inproc.render.history import render_history_text
+
+    h = build_history(read_nights(RUNS[:2]))
+    assert h.exit_code == 0 and h.changes == () and h.spreads == {}
+    judged = [c for c in h.newest if c.estimate is not None]
+    assert h.newest and all(c.verdict == INSUFFICIENT for c in h.newest) and len(judged) >= 10
+    for c in judged:  # the two nights' within-run interval, as compare shows one run against one run
+        assert c.estimate.within is not None and not c.estimate.significant
+        assert c.estimate.interval.low < c.estimate.ratio < c.estimate.interval.high
+    text = render_history_text(h)
+    assert text.startswith("Insufficient data: run-2 cannot be judged yet (1 night in the level, a spread on 0 "
+                           "degrees of freedom; need 3).")
+    assert "256 x 1 Total tok/s +25 % [" in text and "not judged (within-run interval only)" in text
+
+
+def test_an_unreadable_night_is_named_in_the_report_and_the_rest_judged(tmp_path):
+    from inproc.history.nights import read_nights_checked
+    from inproc.render.history import render_history_markdown
+
+    bad = tmp_path / "night-x.summary.json"
+    bad.write_text((FIXTURES / "history" / "night-3.summary.json").read_text()[:500])  # cut short
+    nights, unreadable = read_nights_checked([str(FIXTURES / "history"), str(bad)])
+    h = build_history(nights, unreadable=unreadable)
+    assert len(h.nights) == 7 and [u.path for u in h.unreadable] == [str(bad)]
+    assert f"unreadable night {bad}: " in render_history_markdown(h)
