@@ -71,3 +71,10 @@ def test_the_prior_recovers_a_known_common_variance():
     s0, d0 = prior(ss, np.full(4000, 5.0))
     assert 5 < d0 < 13 and math.sqrt(s0) == pytest.approx(0.03, rel=0.1)
     assert moderated_spreads([0.0], [0], "none") == [None]
+
+
+def test_a_regression_in_many_rows_is_easier_to_call_than_in_one():
+    # The same evidence (p = 0.004) on one row of 36 is no alarm; on 12 rows of 36 every one of them is.
+    one = night_alarms([0.004] + [0.5] * 35, 0.05)
+    many = night_alarms([0.004] * 12 + [0.5] * 24, 0.05)
+    assert not one.any() and many[:12].all() and not many[12:].any()
