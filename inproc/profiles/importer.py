@@ -145,5 +145,6 @@ def render(imported: ImportedProfile) -> str:
         lines += ["", *toml_io.table("env", imported.env)]
     matrix = {f.name: getattr(m, f.name) for f in fields(m) if getattr(m, f.name) is not None}
     matrix["contexts"] = [format_tokens(c) for c in m.contexts]
+    matrix["anatomy"] = "on" if m.anatomy else "off"  # spelled as --anatomy
     lines += ["", "# The reference matrix (MatrixSettings defaults); edit to taste.", *toml_io.table("matrix", matrix)]
     return "\n".join(lines) + "\n"

@@ -162,3 +162,18 @@ def test_matrix_values_are_type_checked(tmp_path):
     f.write_text('engine = "vllm"\nmodel = "o/m"\n[matrix]\ncontexts = ["1K", 2048]\nwindow_s = 2\n')
     assert load_profile(f).matrix.contexts == (1024, 2048)
     json.dumps(load_profile(f).engine_args)  # results store engine_args as JSON
+
+
+@pytest.mark.parametrize("text, anatomy", [('"on"', True), ('"off"', False)])
+def test_matrix_anatomy_is_spelled_as_the_flag(tmp_path, text, anatomy):
+    f = tmp_path / "p.toml"
+    f.write_text(f'engine = "vllm"\nmodel = "o/m"\n[matrix]\nanatomy = {text}\n')
+    assert load_profile(f).matrix.anatomy is anatomy
+
+
+@pytest.mark.parametrize("text, shown", [("true", "true"), ("false", "false"), ('"yes"', "'yes'"), ("1", "1")])
+def test_matrix_anatomy_other_spellings_name_the_valid_ones(tmp_path, text, shown):
+    f = tmp_path / "p.toml"
+    f.write_text(f'engine = "vllm"\nmodel = "o/m"\n[matrix]\nanatomy = {text}\n')
+    with pytest.raises(UsageError, match=rf'\[matrix\] anatomy must be "on" or "off" \(as --anatomy\); got {shown}\.$'):
+        load_profile(f)
