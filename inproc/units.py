@@ -1,6 +1,7 @@
 """Context sizes as people write them: ``8K``, ``1M``, ``1019K``, ``1048512``.
 
-K and M are binary (1K = 1024 tokens), as in both reference matrices (1019K = 1,043,456).
+K and M are binary (1K = 1024 tokens), as in both published matrices (docs/reference-matrices.md;
+1019K = 1,043,456).
 """
 from __future__ import annotations
 
@@ -53,7 +54,7 @@ def parse_int_list(text: str, what: str = "concurrency") -> tuple[int, ...]:
 
 
 def format_tokens(n: int) -> str:
-    """Label a context size the way the references do: 8K, 1024K, else the exact count (1,048,512)."""
+    """Label a context size the way the published matrices do: 8K, 1024K, else the exact count (1,048,512)."""
     if n % 1024 == 0:
         return f"{n // 1024}K"
     return f"{n:,}"

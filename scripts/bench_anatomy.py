@@ -22,7 +22,7 @@ steps). Printed per C:
   contention hardly moves it, where the A/B above needs a quiet machine;
 - each cost as a share of the first reference's decode step time at that C (8K context, RTX PRO
   6000 ×8, vLLM 0.32: time between tokens 3.6 ms at C=1 and 32.2 ms at C=128, from
-  /work/shared/reference/vllm-deepseek-v4.1-flash-rtxpro6000x8.txt). That run decodes with
+  docs/reference-matrices.md). That run decodes with
   dspark speculation, so one of its steps yields several tokens and lasts longer than the
   time between tokens: the share against it is an upper bound.
 

@@ -11,7 +11,7 @@ Detection (live, a few minutes; --nights DIR re-reads saved nights instead):
   --slow of them with the engine's OpenMP threads bound to core 0
   (--set env.VLLM_CPU_OMP_THREADS_BIND=0; the profile's default is auto); then
   inproc history over them: at which night does it find a change, and what does the
-  diagnosis name. This machine is shared: other sessions' load moves figures as much as
+  diagnosis name. On a shared machine other workloads' load moves figures as much as
   a planted slowdown can, so the result is printed, never asserted.
 
 Run in the vLLM environment: .venv-vllm/bin/python scripts/bench.py history [--nights DIR] [--count 6 --slow 3]

@@ -1,4 +1,4 @@
-"""The results file's own targets (issue 20 §1), printed, never asserted:
+"""The results file's own size and speed targets, printed, never asserted:
 
   bytes per output token   the record on disk (manifest + cell files) over every output
                            token its traces hold, on a run of the CPU default. Target <= 12.

@@ -11,7 +11,7 @@ from inproc.errors import UsageError
 from inproc.record.baseline import load_runs, write_baseline
 
 
-@click.command()
+@click.command(short_help="Fold several runs into one compact baseline.")
 @click.argument("run_paths", metavar="RUN...", nargs=-1, required=True)
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The baseline file to write.")
 @click.option("--force", is_flag=True, help="Overwrite the baseline file if it exists.")

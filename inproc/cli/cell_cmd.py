@@ -11,6 +11,7 @@ from inproc.cli.options import (
     command_line,
     debug_options,
     debug_settings,
+    exit_code,
     loop_settings,
     matrix_options,
     settings_with,
@@ -22,7 +23,7 @@ from inproc.run.session import run_matrix
 from inproc.units import parse_int_list, parse_tokens
 
 
-@click.command()
+@click.command(short_help="Measure one decode cell, all in this process.")
 @click.argument("profile_path", metavar="PROFILE")
 @click.option("--context", required=True, help="Context length L, e.g. 8K.")
 @click.option("--concurrency", required=True, help="Requests in flight C.")
@@ -38,6 +39,8 @@ def cell(profile_path, context, concurrency, prefill, sets, out, force, seed, lo
       --profile torch --profile-steps 5      a trace of 5 steps right after the window
       --window-steps 50 --break-at-step 3    pdb right before window step 3, on the engine's thread
       --profile cuda --nvtx                  under nsys profile --capture-range=cudaProfilerApi
+
+    Exit codes as 'inproc run': 4 when the cell was not measured (Error, Over capacity, ...).
     """
     debug = debug_settings(out, profiler, profile_steps, profile_skip, profile_dir, profile_with_stack, nvtx, break_at_step)
     profile = load_with_overrides(profile_path, sets)
@@ -51,3 +54,4 @@ def cell(profile_path, context, concurrency, prefill, sets, out, force, seed, lo
     click.echo(render_matrix(record))
     if out:
         click.echo(f"\nresults: {out}")
+    return exit_code(record)

@@ -114,7 +114,7 @@ def with_diagnoses(text: str, diagnoses: str, fmt: str) -> str:
     return head + diagnoses + found + tail if found else text + diagnoses
 
 
-@click.command()
+@click.command(short_help="Compare a run against a baseline; exit 1 on a regression.")
 @click.argument("baseline_path", metavar="BASELINE")
 @click.argument("new_path", metavar="NEW")
 @click.option("--threshold", default=f"{DEFAULTS.threshold * 100:g}%", show_default=True,

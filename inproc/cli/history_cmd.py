@@ -49,7 +49,7 @@ def _store(store: Path, nights: list[Night]) -> list[str]:
     return written
 
 
-@click.command()
+@click.command(short_help="Follow nightly runs and judge each change in them.")
 @click.argument("inputs", metavar="RUN... | DIR", nargs=-1, required=True)
 @click.option("--threshold", default=f"{DEFAULTS.threshold * 100:g}%", show_default=True,
               help="A change counts only beyond this factor (and only when significant).")

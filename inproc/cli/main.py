@@ -51,6 +51,9 @@ def main(argv: list[str] | None = None) -> None:
     except (click.exceptions.Abort, KeyboardInterrupt):
         click.echo("\nAborted.", err=True)
         sys.exit(130)
+    except click.exceptions.NoArgsIsHelpError as e:  # bare 'inproc' or 'inproc profile': the help, not an error
+        click.echo(e.ctx.get_help())
+        sys.exit(0)
     except click.UsageError as e:
         hint = f" (see 'inproc {e.ctx.info_name} --help')" if e.ctx is not None and e.ctx.info_name != "inproc" else ""
         click.echo(f"Error: {e.format_message()}{hint}", err=True)

@@ -13,7 +13,7 @@ from inproc.render.markdown import render_markdown
 from inproc.render.text import render_matrix
 
 
-@click.command()
+@click.command(short_help="Merge the shards of one plan into one results file.")
 @click.argument("shard_paths", metavar="SHARDS...", nargs=-1, required=True)
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The merged results JSON.")
 @click.option("--force", is_flag=True, help="Overwrite an existing merged file.")

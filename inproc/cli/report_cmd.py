@@ -19,7 +19,7 @@ RENDERERS = {"md": render_markdown, "html": render_html, "csv": render_csv}
 SWEEP_RENDERERS = {"md": render_sweep_markdown, "html": render_sweep_html, "csv": render_sweep_csv}
 
 
-@click.command()
+@click.command(short_help="Render a results file as Markdown, HTML or CSV.")
 @click.argument("results_path", metavar="RESULTS|DIR")
 @click.option("--format", "fmt", type=click.Choice(tuple(RENDERERS)), default="md", show_default=True,
               help="md: the matrix as Markdown; html: one self-contained page with charts; csv: all measurements.")

@@ -11,6 +11,7 @@ from inproc.cli.options import (
     command_line,
     debug_options,
     debug_settings,
+    exit_code,
     loop_settings,
     matrix_options,
     settings_with,
@@ -25,7 +26,7 @@ from inproc.plan.shard import parse_shard
 from inproc.units import parse_cell_list, parse_int_list, parse_token_list
 
 
-@click.command()
+@click.command(short_help="Measure the prefill row and the whole decode grid.")
 @click.argument("profile_path", metavar="PROFILE")
 @click.option("--contexts", help="Decode contexts, e.g. 8K,16K,32K (K = 1024 tokens).")
 @click.option("--concurrency", help="Concurrency levels, e.g. 1,2,4,8.")
@@ -42,7 +43,12 @@ from inproc.units import parse_cell_list, parse_int_list, parse_token_list
 def run(profile_path, contexts, concurrency, cells, prefill_contexts, no_prefill, prefill_samples, resume, shard,
         selftest_file, sets, out, force, seed, loop_check, telemetry_hz, profiler, profile_steps, profile_skip, profile_dir,
         profile_with_stack, nvtx, step_timeout, **flags):
-    """Measure cold prefill per context, then sustained decode for every context x concurrency cell."""
+    """Measure cold prefill per context, then sustained decode for every context x concurrency cell.
+
+    \b
+    Exit codes: 0 at least one cell measured; 2 bad input; 3 a step hung (--step-timeout);
+    4 no cell measured (every entry Error, Over capacity or Exceeds max model length).
+    """
     from inproc.selftest.report import attach, load
 
     checked = load(selftest_file) if selftest_file else None  # a bad file is one line, before any build
@@ -71,6 +77,7 @@ def run(profile_path, contexts, concurrency, cells, prefill_contexts, no_prefill
     click.echo(render_matrix(record))
     write_text_atomic(results.with_suffix(".md"), render_markdown(record))
     click.echo(f"\nresults: {results}\nreport:  {results.with_suffix('.md')}")
+    return exit_code(record)
 
 
 def prefill_list(prefill_contexts: str | None, no_prefill: bool) -> tuple[int, ...] | None:

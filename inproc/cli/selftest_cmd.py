@@ -10,7 +10,7 @@ from inproc.engines.pieces import MissingPiece
 from inproc.errors import UsageError
 
 
-@click.command()
+@click.command(short_help="Check the adapter's assumptions on the installed engine.")
 @click.argument("profile_path", metavar="[PROFILE]", required=False)
 @click.option("--engine", "engine_name", help="Engine to check (default: the profile's, else the one installed here).")
 @click.option("--out", help="Write the JSON record here (`inproc run --selftest FILE` attaches it to a results file).")

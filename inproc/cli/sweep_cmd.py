@@ -28,7 +28,7 @@ from inproc.units import parse_cell_list, parse_int_list, parse_token_list
 SUMMARY_FILE = "sweep.md"
 
 
-@click.command(context_settings={"max_content_width": 110})
+@click.command(context_settings={"max_content_width": 110}, short_help="Measure the same cells once per variant of engine settings.")
 @click.argument("profile_path", metavar="PROFILE")
 @click.option("--vary", "varies", multiple=True, metavar="KEY=V1,V2,...",
               help="Values of one setting (repeatable): an engine argument (max-num-seqs), a key inside a table "

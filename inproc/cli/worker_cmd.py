@@ -13,7 +13,7 @@ from inproc import engines
 from inproc.profiles.spec import load_with_overrides
 
 
-@click.command()
+@click.command(short_help="Start this node's ranks of a multi-node engine.")
 @click.argument("profile_path", metavar="PROFILE")
 @click.option("--node-rank", type=click.IntRange(min=0), required=True,
               help="This node's rank among the profile's nnodes (1..N-1; the head, node 0, runs 'inproc run').")

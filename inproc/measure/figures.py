@@ -45,7 +45,7 @@ def prefill_figures(samples: list[CellTrace]) -> PrefillFigures:
 
 @dataclass(frozen=True)
 class DecodeFigures:
-    """Sustained decode over the window; names follow the reference's columns."""
+    """Sustained decode over the window; names follow the published matrices' columns."""
 
     total_tok_s: float  # m.total_tok_s
     per_request_tok_s: float | None  # m.per_request_tok_s

@@ -27,8 +27,8 @@ block and everything after it are per request. vLLM's pool gives its first block
 nobody (the null block), so requests can hold ``num_blocks - 1``; its logged max
 concurrency divides all ``num_blocks``. SGLang's pools are groups with ``block_size`` =
 its page size; its hybrid sliding-window pool is a group with a pool of its own
-(``KVCacheGroup.pool_blocks``). The reference tool's rule, C × (L + M) tokens against
-the pool, is kept beside it.
+(``KVCacheGroup.pool_blocks``). The rule of the benchmark behind the published matrices
+(docs/reference-matrices.md), C × (L + M) tokens against the pool, is kept beside it.
 """
 from __future__ import annotations
 
@@ -123,7 +123,7 @@ class CapacityCheck:
     blocks_available: int
     tokens_needed: int  # blocks_needed × block size
     tokens_available: int
-    reference_tokens_needed: int  # C × (L + M), the reference tool's rule
+    reference_tokens_needed: int  # C × (L + M), the published matrices' rule (docs/reference-matrices.md)
     reference_fits: bool
     peak_blocks_needed: int | None = None  # C × peak footprint (None: a record made before it was counted)
     request_peak_blocks: int | None = None  # one request at its peak

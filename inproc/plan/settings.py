@@ -9,6 +9,7 @@ from typing import Literal
 from inproc.errors import UsageError
 
 PROMPT_MODES = ("shared", "distinct")
+ANATOMY_CHOICES = ("on", "off")  # one spelling for --anatomy and the profile's [matrix] anatomy
 MAX_SECONDS = 24 * 3600.0  # a window or budget longer than a day is a typo, not a plan
 MAX_TEMPERATURE = 100.0
 
@@ -47,7 +48,8 @@ class MatrixSettings:
     # grid; None: the grid. When set, contexts and concurrency become the cells' own.
     cells: tuple[tuple[int, int], ...] | None = None
     # The engines' per-step accounting behind the step anatomy (vLLM's stats flags, the
-    # adapters' batch shapes and forward costs); False builds the engine without it.
+    # adapters' batch shapes and forward costs); False builds the engine without it. Spelled
+    # "on" / "off" on the command line and in a profile.
     anatomy: bool = True
 
     def __post_init__(self) -> None:
@@ -64,7 +66,7 @@ class MatrixSettings:
         _whole("prefill samples", self.prefill_samples, 1, "sample")
         _whole("suffix tokens", self.suffix_tokens, 1, "token")
         if not isinstance(self.anatomy, bool):
-            raise UsageError(f"Bad anatomy {self.anatomy!r}: it must be true (on) or false (off).")
+            raise UsageError(f"Bad anatomy {self.anatomy!r}: it must be a bool (True for on, False for off).")
         if self.window_steps is not None:
             _whole("window steps", self.window_steps, 1, "step")
         if not self.contexts:

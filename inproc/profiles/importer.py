@@ -127,7 +127,7 @@ def _redacted_command(words: list[str], secrets: set[str]) -> str:
 
 
 def render(imported: ImportedProfile) -> str:
-    """The profile file: the engine's arguments as imported, the reference matrix defaults."""
+    """The profile file: the engine's arguments as imported, the published matrices' grid as [matrix]."""
     m = MatrixSettings()
     notes = "\n".join((f"Imported from: {imported.command}", *imported.notes()))
     lines = [
@@ -145,5 +145,6 @@ def render(imported: ImportedProfile) -> str:
         lines += ["", *toml_io.table("env", imported.env)]
     matrix = {f.name: getattr(m, f.name) for f in fields(m) if getattr(m, f.name) is not None}
     matrix["contexts"] = [format_tokens(c) for c in m.contexts]
-    lines += ["", "# The reference matrix (MatrixSettings defaults); edit to taste.", *toml_io.table("matrix", matrix)]
+    matrix["anatomy"] = "on" if m.anatomy else "off"  # spelled as --anatomy
+    lines += ["", "# The published matrices' grid (MatrixSettings defaults, docs/reference-matrices.md); edit to taste.", *toml_io.table("matrix", matrix)]
     return "\n".join(lines) + "\n"

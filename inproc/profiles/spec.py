@@ -16,7 +16,7 @@ from pathlib import Path
 
 from inproc import engines
 from inproc.errors import UsageError
-from inproc.plan.settings import MatrixSettings
+from inproc.plan.settings import ANATOMY_CHOICES, MatrixSettings
 from inproc.types import LaunchSpec
 from inproc.units import parse_cell_list, parse_tokens
 
@@ -136,10 +136,11 @@ def _matrix_value(key: str, value: object, hint: object) -> object:
                 raise UsageError(f"concurrency must be whole numbers, e.g. [1, 2, 4]; got {value!r}.")
             return tuple(value)
         return tuple(parse_tokens(v, "prefill context" if key == "prefill_contexts" else "context") for v in value)
-    if hint is bool:
-        if not isinstance(value, bool):
-            raise UsageError(f"{key} must be true or false; got {value!r}.")
-        return value
+    if key == "anatomy":  # spelled as --anatomy is: on / off
+        if not isinstance(value, str) or value not in ANATOMY_CHOICES:
+            shown = str(value).lower() if isinstance(value, bool) else repr(value)
+            raise UsageError(f"anatomy must be \"on\" or \"off\" (as --anatomy); got {shown}.")
+        return value == "on"
     if hint in (int, float):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or (hint is int and not isinstance(value, int)):
             raise UsageError(f"{key} must be {'a whole number' if hint is int else 'a number'}; got {value!r}.")

@@ -3,7 +3,7 @@
 Schema history (``schema_version``):
   1 — 2026-11-29: first format. Top level: schema_version, tool, created, command,
       finished, notes, profile, plan, engine, capacity, machine, prefill[], decode[].
-      Each entry carries its figures flat (reference column names) and its raw
+      Each entry carries its figures flat (the published matrices' column names) and its raw
       records under ``raw`` (prefill) or ``trace`` (decode); telemetry under
       ``extra.telemetry`` ({figures, throttle, trace}). Arrays as {dtype, b64}.
   2 — 2026-12-01: telemetry moves from ``extra.telemetry`` to ``telemetry`` on each

@@ -1,7 +1,7 @@
 """All measurements as CSV: one row per entry, every column, numbers unformatted.
 
-The header is the reference's column names, unchanged so that scripts written for its
-table work (its units: TTFT and Time between tokens in ms, Measured for in s), then
+The header is the published matrices' column names (docs/reference-matrices.md), unchanged
+so that scripts written for their table work (its units: TTFT and Time between tokens in ms, Measured for in s), then
 ours, with their units in the name. Every column is always present, so files from different runs line
 up; a figure that is absent or not shown for the entry's status is an empty field.
 """

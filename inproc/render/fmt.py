@@ -1,11 +1,11 @@
-"""Number formats shared by every renderer, matching the reference matrices."""
+"""Number formats shared by every renderer, matching the published matrices (docs/reference-matrices.md)."""
 from __future__ import annotations
 
 DASH = "—"
 
 
 def tok_s(v: float | None) -> str:
-    """Throughput: 1,035.6 below 10K, then 14.3K (the references' style)."""
+    """Throughput: 1,035.6 below 10K, then 14.3K (the published matrices' style)."""
     if v is None:
         return DASH
     if v >= 10_000:

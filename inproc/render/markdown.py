@@ -1,6 +1,7 @@
 """The Markdown report: header, Prefill, Sustained decode, All measurements, Definitions.
 
-Laid out as the reference pages are (same sections, column names and number formats),
+Laid out as the published matrices' pages are (docs/reference-matrices.md: same sections,
+column names and number formats),
 with our additions after theirs. ``inproc run`` writes it next to the results file.
 """
 from __future__ import annotations
@@ -75,7 +76,7 @@ def _decode(rec: RunRecord, rows: list[Measurement]) -> str:
     head = ["Context", *map(str, grid.concurrency)]
     body = [[format_tokens(L), *(" · ".join(cell_parts(grid.cell(L, C))) for C in grid.concurrency)]
             for L in grid.contexts]
-    legend = " ".join(legend_lines(rows, grid))  # one paragraph, as the references print it
+    legend = " ".join(legend_lines(rows, grid))  # one paragraph, as the published matrices print it
     notes = [legend, ttft_note(rec.settings.prompt_mode)] if legend else [ttft_note(rec.settings.prompt_mode)]
     notes += [f"> **Warning:** {w}" for w in throttle_warnings(rows)]
     parts = ["## Sustained decode", "", "total tok/s · rows are context length, columns are simultaneous requests", "",

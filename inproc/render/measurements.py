@@ -1,6 +1,7 @@
 """The rows of "All measurements": one per entry, prefill rows first, with every column.
 
-The first twelve columns are the reference's, under its names; ours follow. Figures of
+The first twelve columns are the published matrices' (docs/reference-matrices.md), under their
+names; ours follow. Figures of
 an entry whose status is not a headline status (Looped, Error, Over capacity, ...) are
 not shown: a Looped cell's speed is an artefact of repetition (its raw data stays in
 the results file). Every renderer (Markdown, HTML, CSV) reads these rows and columns.
@@ -35,7 +36,7 @@ class Measurement:
     ttft_ms: float | None = None
     tbt_ms: float | None = None
     avg_active: float | None = None
-    completed: int | None = None  # prefill: samples taken (as the vLLM reference shows)
+    completed: int | None = None  # prefill: samples taken (as the published vLLM matrix shows)
     output_tokens: int | None = None
     window_s: float | None = None
     max_waiting: int | None = None
@@ -123,7 +124,7 @@ def _graph(m: Measurement):
 
 
 COLUMNS: tuple[Column, ...] = (
-    # -- the reference's columns, its names and formats
+    # -- the published matrices' columns, their names and formats
     Column("Phase", _attr("phase"), str),
     Column("Context", _attr("context"), format_tokens),
     Column("Requests at once", _attr("concurrency"), fmt.num),

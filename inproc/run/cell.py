@@ -19,6 +19,7 @@ from inproc.record.schema import DecodeEntry, PrefillEntry, RunPlan
 from inproc.run.driver import DecodeSettings, Driver
 from inproc.run.interrupt import RunInterrupted
 from inproc.run.profiling import DebugSettings
+from inproc.telemetry.sampler import DEFAULT_HZ
 from inproc.telemetry.window import EntrySampling
 from inproc.types import Capacity, RequestSpec
 
@@ -90,7 +91,11 @@ def warm_up(driver: Driver, engine: Engine, prompts: PromptFactory, batch: int) 
 
 
 def reproduce_command(profile_path: str, overrides: tuple[str, ...], plan: RunPlan, cell: CellPlan) -> str:
-    """The ``inproc cell`` command that measures this cell again, same seed and settings."""
+    """The ``inproc cell`` command that measures this cell again: same seed, every flag that changes a figure or status.
+
+    The flags left out (--step-timeout, --profile, --nvtx, --out) change no figure; the
+    profile supplies the [matrix] values that have no flag.
+    """
     s = plan.settings
     parts = ["inproc", "cell", profile_path, "--context", str(cell.context), "--concurrency", str(cell.concurrency),
              "--duration", f"{s.window_s:g}", "--max-output", str(s.max_output), "--prompt-mode", s.prompt_mode,
@@ -99,6 +104,11 @@ def reproduce_command(profile_path: str, overrides: tuple[str, ...], plan: RunPl
         parts += ["--window-steps", str(s.window_steps)]
     if not s.anatomy:
         parts += ["--anatomy", "off"]
+    if not plan.loops.enabled:
+        parts += ["--no-loop-check"]
+    hz = plan.telemetry_hz or 0.0  # None: sampling was off
+    if hz != DEFAULT_HZ:
+        parts += ["--telemetry-hz", f"{hz:g}"]
     for item in overrides:
         parts += ["--set", item]
     return shlex.join(parts)

@@ -27,6 +27,7 @@ import inproc
 from inproc.errors import UsageError
 from inproc.record.io import read_finished
 from inproc.run.interrupt import RunInterrupted
+from inproc.run.outcome import NOTHING_MEASURED_EXIT_CODE
 from inproc.sweep.manifest import DONE, FAILED, INTERRUPTED, RUNNING, SETTLED, Sweep, VariantRun, write_sweep
 
 Echo = Callable[[str], None]
@@ -160,7 +161,8 @@ def run_variant(sweep: Sweep, run: VariantRun, directory: Path, stop: _StopFlag,
             stop.child = None
     rc, wall = proc.returncode, round(time.perf_counter() - t0, 3)
     ended = dataclasses.replace(run, returncode=rc, wall_s=wall)
-    if rc == 0 and results_state(directory / run.variant.file) == "finished":
+    # A variant whose every cell is Error still finished its file: its cells are the sweep's data.
+    if rc in (0, NOTHING_MEASURED_EXIT_CODE) and results_state(directory / run.variant.file) == "finished":
         return dataclasses.replace(ended, status=DONE, error="")
     if rc == INTERRUPTED_RC or stop.requested:
         return dataclasses.replace(ended, status=INTERRUPTED, error="interrupted (Ctrl-C); --resume continues it")

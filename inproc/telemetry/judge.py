@@ -9,7 +9,7 @@ from __future__ import annotations
 from inproc.telemetry.figures import GpuFigures, TelemetryFigures
 
 # A cause throttles the cell when its bit is set in more than this share of the
-# window's samples (issue 6). One stray sample in a 30 s window at 10 Hz (0.3%) passes.
+# window's samples. One stray sample in a 30 s window at 10 Hz (0.3%) passes.
 MAX_THROTTLED_SAMPLE_FRACTION = 0.01
 
 # Causes that fail the check: hardware protection or thermal limits slowed the clocks.

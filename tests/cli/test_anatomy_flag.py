@@ -32,7 +32,7 @@ def test_the_setting_defaults_on_and_takes_only_booleans():
     assert MatrixSettings().anatomy is True
     assert settings_with(MatrixSettings(), anatomy=False).anatomy is False
     assert settings_with(MatrixSettings(), anatomy=None).anatomy is True  # not given: the profile's
-    with pytest.raises(UsageError, match="Bad --anatomy 'off'.*true \\(on\\) or false \\(off\\)"):
+    with pytest.raises(UsageError, match="Bad --anatomy 'off'.*a bool \\(True for on, False for off\\)"):
         settings_with(MatrixSettings(), anatomy="off")
 
 
@@ -78,9 +78,9 @@ def test_a_bad_value_is_one_line_exit_2(tmp_path):
     assert p.returncode == 2 and "'maybe' is not one of 'on', 'off'" in p.stderr and "Traceback" not in p.stderr
     assert not out.exists()
     bad = tmp_path / "bad.toml"
-    bad.write_text(DEFAULT_PROFILES["vllm"].read_text() + 'anatomy = "off"\n')  # [matrix] is the last table
+    bad.write_text(DEFAULT_PROFILES["vllm"].read_text() + 'anatomy = false\n')  # [matrix] is the last table
     p = _inproc("cell", str(bad), "--context", "256", "--concurrency", "1", "--out", str(out))
-    assert p.returncode == 2 and "anatomy must be true or false; got 'off'" in p.stderr and not out.exists()
+    assert p.returncode == 2 and 'anatomy must be "on" or "off" (as --anatomy); got false.' in p.stderr and not out.exists()
 
 
 @pytest.mark.skipif(ENGINE is None, reason="no engine is installed in this Python")

@@ -93,7 +93,7 @@ def test_run_end_to_end_shows_every_status(tmp_path):
     # 10 x (4096 + 64) tokens: 1 shared context (127 full blocks) + 10 x 3 blocks = 157 <= 300; 2 fit too.
     shared = cells[(4096, 10)]
     assert shared["status"] == st.QUEUED and shared["capacity_check"]["blocks_needed"] == 157
-    # Distinct arithmetic is recorded beside the reference rule.
+    # Distinct arithmetic is recorded beside the published matrices' rule C x (L + M).
     chk = cells[(4096, 2)]["capacity_check"]
     assert chk["reference_tokens_needed"] == 2 * (4096 + 64)
     for c in rec["decode"]:

@@ -1,4 +1,5 @@
-"""The peak table: the seeds' GPUs resolve to their datasheet figures; anything else is unknown, with the reason.
+"""The peak table: each listed GPU (RTX PRO 6000 Blackwell Server Edition, H200, B200, GB200, H100 SXM) resolves
+to its datasheet figures; anything else is unknown, with the reason.
 
 Expected values are the datasheets' "with sparsity" figures halved, written out here by
 hand (not read back from the table), so a typo in the table fails a test.
@@ -13,7 +14,7 @@ from inproc.types import EngineSettings
 RTX = "NVIDIA RTX PRO 6000 Blackwell Server Edition"
 
 # name -> (bf16, fp8, fp4 or None) dense TFLOP/s, datasheet TB/s
-SEEDS = {
+LISTED = {
     RTX: (500.0, 1000.0, 2000.0, 1.6),
     "NVIDIA H200": (989.5, 1979.0, None, 4.8),
     "NVIDIA B200": (2250.0, 4500.0, 9000.0, 8.0),
@@ -22,9 +23,9 @@ SEEDS = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(SEEDS))
-def test_every_seed_gpu_resolves_per_dtype(name):
-    bf16, fp8, fp4, tb_s = SEEDS[name]
+@pytest.mark.parametrize("name", sorted(LISTED))
+def test_every_listed_gpu_resolves_per_dtype(name):
+    bf16, fp8, fp4, tb_s = LISTED[name]
     for dtype, tflops in (("bf16", bf16), ("fp8", fp8), ("fp4", fp4)):
         flops = gpu_peaks({"name": name}, dtype).flops
         if tflops is None:  # Hopper has no FP4 tensor cores: unknown, never the FP8 figure
@@ -54,7 +55,7 @@ def test_nvml_bandwidth_wins_with_the_datasheet_beside_it():
     assert p.bandwidth_bytes_s.source.startswith("NVML:") and "datasheet: 4.8 TB/s" in p.bandwidth_bytes_s.source
 
 
-@pytest.mark.parametrize("name", ["NVIDIA RTX PRO 6000 Blackwell Workstation Edition",  # a sibling of a seed GPU
+@pytest.mark.parametrize("name", ["NVIDIA RTX PRO 6000 Blackwell Workstation Edition",  # a sibling of a listed GPU
                                   "NVIDIA H100 SXM5 64GB", "NVIDIA GB300", "NVIDIA H20", "GPU"])
 def test_a_device_not_in_the_table_is_unknown(name):
     p = gpu_peaks({"name": name}, "bf16")
@@ -76,7 +77,7 @@ def test_compute_dtype_maps_mxfp4_to_fp4_and_never_to_the_model_dtype():
     assert compute_dtype(EngineSettings(dtype="bfloat16", quantization=None)) == "bf16"
     assert compute_dtype(EngineSettings(dtype="float16", quantization="awq_marlin")) == "fp16"  # weight-only: fp16 matmuls
     assert compute_dtype(EngineSettings(dtype="bfloat16", quantization="compressed-tensors")) == "compressed-tensors"
-    # The first reference (MXFP4 on RTX PRO 6000) gets the FP4 peak; on an H200 (no FP4) none.
+    # The published vLLM matrix's setup (MXFP4 on RTX PRO 6000) gets the FP4 peak; on an H200 (no FP4) none.
     mxfp4 = EngineSettings(dtype="bfloat16", quantization="mxfp4")
     assert run_peaks([{"name": RTX}], {}, mxfp4).flops.value == pytest.approx(2000e12)
     h200 = run_peaks([{"name": "NVIDIA H200"}], {}, mxfp4).flops

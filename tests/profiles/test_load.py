@@ -14,13 +14,13 @@ from inproc.profiles.importer import split_command
 
 ROOT = Path(__file__).resolve().parents[2]
 PROFILES = ROOT / "launch_profiles"
-VLLM_REF = PROFILES / "vllm-deepseek-v4.1-flash-rtxpro6000x8.toml"
-SGLANG_REF = PROFILES / "sglang-deepseek-v4-flash-vision-h200x4.toml"
-REF_CONTEXTS = (8192, 16384, 32768, 65536, 131072, 262144, 524288, 1043456)
+VLLM_PUBLISHED = PROFILES / "vllm-deepseek-v4.1-flash-rtxpro6000x8.toml"
+SGLANG_PUBLISHED = PROFILES / "sglang-deepseek-v4-flash-vision-h200x4.toml"
+PUBLISHED_CONTEXTS = (8192, 16384, 32768, 65536, 131072, 262144, 524288, 1043456)
 
 
-def test_vllm_reference_profile_matches_its_launch_command():
-    p = load_profile(VLLM_REF)
+def test_vllm_matrix_profile_matches_its_launch_command():
+    p = load_profile(VLLM_PUBLISHED)
     a = p.engine_args
     assert (p.engine, p.model, p.gpus) == ("vllm", "deepseek-ai/DeepSeek-V4.1-Flash-1017", 8)
     assert a["revision"] == "1bae0e1088993b9b82de08f59de5be5a34e42170"
@@ -34,17 +34,17 @@ def test_vllm_reference_profile_matches_its_launch_command():
     assert cc["max_cudagraph_capture_size"] == 768 and len(cc["cudagraph_capture_sizes"]) == 55
     assert cc["cudagraph_capture_sizes"] == sorted(cc["cudagraph_capture_sizes"]) and cc["cudagraph_capture_sizes"][-1] == 768
     m = p.matrix
-    assert m.contexts == REF_CONTEXTS and m.prefill_list == REF_CONTEXTS + (1048512,)
+    assert m.contexts == PUBLISHED_CONTEXTS and m.prefill_list == PUBLISHED_CONTEXTS + (1048512,)
     assert (m.concurrency, m.window_s, m.max_output) == ((1, 2, 4, 8, 16, 32, 64, 128), 30, 4096)
     assert "RTX PRO 6000" in p.hardware
 
 
-def test_sglang_reference_profile_matches_its_launch_command():
-    p = load_profile(SGLANG_REF)
+def test_sglang_matrix_profile_matches_its_launch_command():
+    p = load_profile(SGLANG_PUBLISHED)
     assert (p.engine, p.model, p.gpus) == ("sglang", "deepseek-ai/DeepSeek-V4-Flash-Vision-Exp", 4)
     assert p.engine_args == {"trust-remote-code": True, "tp-size": 4, "context-length": 1048576,
                              "mem-fraction-static": 0.850786, "enable-metrics": True, "moe-runner-backend": "marlin"}
-    assert p.matrix.contexts == REF_CONTEXTS and p.matrix.prefill_list == REF_CONTEXTS + (1048576,)
+    assert p.matrix.contexts == PUBLISHED_CONTEXTS and p.matrix.prefill_list == PUBLISHED_CONTEXTS + (1048576,)
     assert "decode warm-up" in p.notes and "H200" in p.hardware
 
 
@@ -57,7 +57,7 @@ def test_no_shipped_profile_holds_a_credential():
         assert not any(redact.is_secret_env(k, v) for k, v in p.env.items()), name
 
 
-def test_matrix_defaults_are_the_reference_matrix(tmp_path):
+def test_matrix_defaults_are_the_published_grid(tmp_path):
     f = tmp_path / "p.toml"
     f.write_text('engine = "vllm"\nmodel = "org/model"\n')
     p = load_profile(f)
@@ -162,3 +162,18 @@ def test_matrix_values_are_type_checked(tmp_path):
     f.write_text('engine = "vllm"\nmodel = "o/m"\n[matrix]\ncontexts = ["1K", 2048]\nwindow_s = 2\n')
     assert load_profile(f).matrix.contexts == (1024, 2048)
     json.dumps(load_profile(f).engine_args)  # results store engine_args as JSON
+
+
+@pytest.mark.parametrize("text, anatomy", [('"on"', True), ('"off"', False)])
+def test_matrix_anatomy_is_spelled_as_the_flag(tmp_path, text, anatomy):
+    f = tmp_path / "p.toml"
+    f.write_text(f'engine = "vllm"\nmodel = "o/m"\n[matrix]\nanatomy = {text}\n')
+    assert load_profile(f).matrix.anatomy is anatomy
+
+
+@pytest.mark.parametrize("text, shown", [("true", "true"), ("false", "false"), ('"yes"', "'yes'"), ("1", "1")])
+def test_matrix_anatomy_other_spellings_name_the_valid_ones(tmp_path, text, shown):
+    f = tmp_path / "p.toml"
+    f.write_text(f'engine = "vllm"\nmodel = "o/m"\n[matrix]\nanatomy = {text}\n')
+    with pytest.raises(UsageError, match=rf'\[matrix\] anatomy must be "on" or "off" \(as --anatomy\); got {shown}\.$'):
+        load_profile(f)

@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
 CPU = FIXTURES / "cpu-vllm-small.json"
 GPU = FIXTURES / "gpu-like.json"
-REFERENCE_COLUMNS = ["Phase", "Context", "Requests at once", "Status", "Total tok/s", "Per request tok/s", "TTFT",
+PUBLISHED_COLUMNS = ["Phase", "Context", "Requests at once", "Status", "Total tok/s", "Per request tok/s", "TTFT",
                      "Time between tokens", "Average active requests", "Completed requests", "Output tokens",
                      "Measured for"]
 
@@ -48,7 +48,7 @@ def _section(md: str, title: str) -> str:
     (fmt.ms(None), "—"), (fmt.pct(0.6), "60.0%"), (fmt.percent(95.75), "95.8%"), (fmt.joules(0.523), "0.523 J"),
     (fmt.joules(1_266.7), "1,267 J"), (fmt.mib(745_725_952.0), "711 MiB"),
 ])
-def test_number_formats_follow_the_references(text, expected):
+def test_number_formats_follow_the_published_matrices(text, expected):
     assert text == expected
 
 
@@ -61,7 +61,7 @@ def test_markdown_matches_the_golden_file():
     assert got == golden.read_text()
 
 
-def test_markdown_has_the_references_sections_and_notes():
+def test_markdown_has_the_published_sections_and_notes():
     md = render_markdown(load_results(CPU))
     for title in ("Prefill", "Sustained decode", "All measurements", "Definitions", "Capacity", "Launch settings"):
         assert f"\n## {title}\n" in md
@@ -75,7 +75,7 @@ def test_markdown_has_the_references_sections_and_notes():
     assert "Weights were dummy (random)" in md
     assert "260 blocks × 32 tokens = 8,320 tokens" in md
     table = _section(md, "All measurements")
-    assert "| " + " | ".join(REFERENCE_COLUMNS) + " |" in table  # the reference's columns first, in order
+    assert "| " + " | ".join(PUBLISHED_COLUMNS) + " |" in table  # the published matrices' columns first, in order
     assert "Latencies are medians. Total tok/s is output across all simultaneous requests." in table
     assert "| Prefill | 256 | 1 | Valid | 452.2 | — | 585 ms |" in table
     assert "Host CPU" in table and "Energy" not in table  # CPU run: host figures, no GPU columns
@@ -159,7 +159,7 @@ def test_csv_has_one_row_per_entry_with_its_status(path):
     rec = load_results(path)
     rows = list(csv.reader(io.StringIO(render_csv(rec))))
     header, body = rows[0], rows[1:]
-    assert header[: len(REFERENCE_COLUMNS)] == REFERENCE_COLUMNS and len(header) == len(COLUMNS)
+    assert header[: len(PUBLISHED_COLUMNS)] == PUBLISHED_COLUMNS and len(header) == len(COLUMNS)
     entries = [("Prefill", e.context, e.status) for e in rec.prefill]
     entries += [("Sustained decode", e.context, e.status) for e in rec.decode]
     assert [(r[0], int(r[1]), r[3]) for r in body] == entries

@@ -35,7 +35,7 @@ from inproc.record.schema import RunRecord
 from inproc.record.summary import write_summary
 
 TEMPLATE = Path(__file__).resolve().parent.parent / "fixtures" / "compare" / "run-1.json"
-STEP_MS_RANGE = (3.6, 48.0)  # the reference matrices' decode steps, C = 1 at 8K to C = 128 at long contexts
+STEP_MS_RANGE = (3.6, 48.0)  # the published matrices' decode steps (docs/reference-matrices.md), C = 1 at 8K to C = 128 at long contexts
 HOST_SHARE = 0.12  # of a step's time, in the scheduler and output processing
 CONTEXTS = (8192, 32768, 131072)
 CONCURRENCY = (1, 8, 32, 128)

@@ -26,9 +26,9 @@ FIXTURE = FIXTURES / "cpu-vllm-small.json"
 CHILD = r"""
 import pathlib, shutil, signal, sys, time
 mode, results, fixture, ready = sys.argv[1:5]
-if mode == "finish":
+if mode in ("finish", "nothing"):  # nothing: every cell Error, the file finished, exit 4
     shutil.copy(fixture, results)
-    sys.exit(0)
+    sys.exit(0 if mode == "finish" else 4)
 if mode == "fail":
     print("loading ...")
     print("Error: vLLM rejected the arguments: max_num_seqs: bad value", file=sys.stderr)
@@ -88,6 +88,13 @@ def test_a_failed_variant_is_recorded_and_the_sweep_goes_on(children, tmp_path):
     assert load_sweep(tmp_path) == done  # the file says what the manager returned
     assert "loading ..." in (tmp_path / done.runs[0].variant.log).read_text()  # the child's output is kept
     assert any("[1/3] max-num-seqs=4: failed: vLLM rejected" in line for line in lines)
+
+
+def test_a_variant_that_measured_no_cell_is_done_its_errors_are_data(children, tmp_path):
+    modes, _ = children
+    modes.update({1: "nothing", 2: "finish"})
+    done = manager.run_sweep(_sweep(2), tmp_path, echo=lambda line: None)
+    assert [r.status for r in done.runs] == [DONE, DONE] and done.runs[0].returncode == 4 and done.runs[0].error == ""
 
 
 def test_ctrl_c_stops_the_variant_and_resume_runs_only_the_rest(children, tmp_path):

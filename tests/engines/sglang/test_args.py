@@ -14,15 +14,15 @@ from tests.conftest import needs_sglang
 pytestmark = needs_sglang
 
 ROOT = Path(__file__).resolve().parents[3]
-REFERENCE = ROOT / "tests" / "fixtures" / "reference" / "sglang-deepseek-v4-flash-vision-h200x4.cmd"
+LAUNCH_COMMAND = ROOT / "tests" / "fixtures" / "reference" / "sglang-deepseek-v4-flash-vision-h200x4.cmd"
 SHIPPED = ROOT / "launch_profiles" / "sglang-deepseek-v4-flash-vision-h200x4.toml"
-# Server-only flags of the reference command, and the ServerArgs fields they fill.
+# Server-only flags of that command, and the ServerArgs fields they fill.
 DROPPED_FIELDS = {"host", "port", "api_key", "served_model_name", "reasoning_parser", "tool_call_parser"}
 
 
-def _reference_command() -> list[str]:
-    """The reference's launch command, as it printed it (a fixture in the repository)."""
-    lines = [ln for ln in REFERENCE.read_text().splitlines() if ln and not ln.startswith("#")]
+def _published_command() -> list[str]:
+    """The published SGLang matrix's launch command, as its page printed it (docs/reference-matrices.md)."""
+    lines = [ln for ln in LAUNCH_COMMAND.read_text().splitlines() if ln and not ln.startswith("#")]
     return shlex.split(lines[0])
 
 
@@ -35,7 +35,7 @@ def _differing(a, b) -> set[str]:
 def imported(tmp_path_factory):
     from inproc.profiles.importer import import_command, render
 
-    result = import_command(_reference_command())
+    result = import_command(_published_command())
     path = tmp_path_factory.mktemp("imported") / "sglang-ref.toml"
     path.write_text(render(result))
     return result, path
@@ -44,7 +44,7 @@ def imported(tmp_path_factory):
 def test_round_trip_gives_what_sglang_serve_parses(imported):
     result, path = imported
     profile = load_profile(path)
-    argv = _reference_command()
+    argv = _published_command()
     assert Path(argv[0]).name == "sglang" and argv[1] == "serve"
     ours = sglang_args.parse_profile(profile.model, profile.engine_args)
     theirs = sglang_args.reference_server_args(argv[2:])  # SGLang's own prepare_server_args
@@ -52,7 +52,7 @@ def test_round_trip_gives_what_sglang_serve_parses(imported):
     assert profile.gpus == 4 and ours.tp_size == 4 and ours.moe_runner_backend == "marlin"
 
 
-def test_imported_reference_holds_no_api_key(imported):
+def test_imported_command_holds_no_api_key(imported):
     result, path = imported
     text = path.read_text()
     profile = load_profile(path)
@@ -65,13 +65,13 @@ def test_api_key_value_never_reaches_the_file(tmp_path):
     from inproc.profiles.importer import import_command, render
 
     key = "sk-" + "s" * 32
-    argv = _reference_command()
+    argv = _published_command()
     argv[argv.index("--api-key") + 1] = key
     text = render(import_command(argv))
     assert key not in text and "<redacted>" in text
 
 
-def test_shipped_reference_profile_is_the_imported_command(imported):
+def test_shipped_profile_is_the_imported_command(imported):
     _, path = imported
     assert load_profile(SHIPPED).engine_args == load_profile(path).engine_args
 

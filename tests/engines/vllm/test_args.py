@@ -1,4 +1,4 @@
-"""Profiles against the installed vLLM: the reference command's round trip, check, show, and n-gram spec decode for real."""
+"""Profiles against the installed vLLM: the published vLLM matrix's launch command round-tripped, check, show, and n-gram spec decode for real."""
 from __future__ import annotations
 
 import dataclasses
@@ -19,18 +19,18 @@ from tests.spawn import run_child
 pytestmark = needs_vllm
 
 ROOT = Path(__file__).resolve().parents[3]
-REFERENCE = ROOT / "tests" / "fixtures" / "reference" / "vllm-deepseek-v4.1-flash-rtxpro6000x8.cmd"
+LAUNCH_COMMAND = ROOT / "tests" / "fixtures" / "reference" / "vllm-deepseek-v4.1-flash-rtxpro6000x8.cmd"
 SHIPPED = ROOT / "launch_profiles" / "vllm-deepseek-v4.1-flash-rtxpro6000x8.toml"
 NGRAM = ROOT / "launch_profiles" / "cpu-vllm-tiny-llama-ngram.toml"
-# What `profile import` leaves out of the reference command (server-only), and the
+# What `profile import` leaves out of that command (server-only), and the
 # EngineArgs fields those flags fill; everything else must come through identical.
 DROPPED = {"--tool-call-parser", "--enable-auto-tool-choice", "--reasoning-parser", "--served-model-name"}
 DROPPED_FIELDS = {"served_model_name", "reasoning_parser"}
 
 
-def _reference_command() -> list[str]:
-    """The reference's launch command, as it printed it (a fixture in the repository)."""
-    lines = [ln for ln in REFERENCE.read_text().splitlines() if ln and not ln.startswith("#")]
+def _published_command() -> list[str]:
+    """The published vLLM matrix's launch command, as its page printed it (docs/reference-matrices.md)."""
+    lines = [ln for ln in LAUNCH_COMMAND.read_text().splitlines() if ln and not ln.startswith("#")]
     return shlex.split(lines[0])
 
 
@@ -42,7 +42,7 @@ def _differing(a, b) -> set[str]:
 def imported(tmp_path_factory):
     from inproc.profiles.importer import import_command, render
 
-    result = import_command(_reference_command())
+    result = import_command(_published_command())
     path = tmp_path_factory.mktemp("imported") / "vllm-ref.toml"
     path.write_text(render(result))
     return result, load_profile(path)
@@ -50,7 +50,7 @@ def imported(tmp_path_factory):
 
 def test_round_trip_gives_what_vllm_serve_parses(imported):
     result, profile = imported
-    argv = _reference_command()
+    argv = _published_command()
     assert argv[:2] == ["vllm", "serve"]
     ours = vllm_args.parse_profile(profile.model, profile.engine_args)
     theirs = vllm_args.reference_engine_args(argv[2:])
@@ -59,12 +59,12 @@ def test_round_trip_gives_what_vllm_serve_parses(imported):
     assert profile.gpus == 8 and ours.compilation_config.cudagraph_capture_sizes[-1] == 768
 
 
-def test_shipped_reference_profile_is_the_imported_command(imported):
+def test_shipped_profile_is_the_imported_command(imported):
     _, profile = imported
     shipped = load_profile(SHIPPED)
     assert shipped.engine_args == profile.engine_args
     ours = vllm_args.parse_profile(shipped.model, shipped.engine_args)
-    theirs = vllm_args.reference_engine_args(_reference_command()[2:])
+    theirs = vllm_args.reference_engine_args(_published_command()[2:])
     # The shipped profile names the model by id at the revision the command served from the cache.
     assert _differing(ours, theirs) == DROPPED_FIELDS | {"model"}
     assert ours.model == "deepseek-ai/DeepSeek-V4.1-Flash-1017" and ours.revision in theirs.model
