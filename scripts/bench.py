@@ -11,8 +11,10 @@
              overlap loop and on its normal loop.
   overhead   fraction of the decode window spent outside Engine.step() at C=128 on the
              tiny model (the harness's cost). Target <= 1%.
-  anatomy    decode tok/s with the step anatomy on ÷ off at C=1 and C=128, alternated fresh
-             processes, and its per-step cost in µs (scripts/bench_anatomy.py). Target >= 0.99.
+  anatomy    decode tok/s with the step anatomy's accounting on ÷ off at C = 1, 8 and 128,
+             switched inside one engine in alternating blocks of steps, and the step
+             watchdog's cost per step, armed ÷ unarmed the same way (scripts/bench_anatomy.py;
+             its own flags). Target >= 0.995.
   compare    inproc compare's own rates: false positives on saved same-build runs, detection
              of a slowdown planted for real on this CPU (scripts/bench_compare.py; its
              flags: scripts/bench.py compare --help).

@@ -1,237 +1,297 @@
-"""The instrument's own cost: decode with the step anatomy on against off, in alternated processes.
+"""The instrument's own cost, inside one engine: the step anatomy's accounting and the step watchdog, each
+switched on and off in alternating blocks of steps.
 
-Each round runs two fresh processes, anatomy on then off (the order swaps every round, so
-drift in the machine's speed falls on both sides). Each process builds the engine
-(``LaunchSpec.anatomy``), warms it up, and measures one decode window per concurrency C
-with inproc's own driver: C distinct requests kept in flight for a window of a fixed number
-of steps (``--steps``, so a slow machine still gets enough of them), tok/s over the window
-(``total_tok_s``) and the window's mean step time (``Engine.step()`` start to end, over its
-steps). Printed per C:
+One vLLM engine is built with the anatomy on (the CPU default profile, room for C = 128).
+For each C, C requests are kept in flight (a finished one is refilled before the next step;
+their output lengths are staggered so they do not all finish at once) and the engine is
+stepped in blocks of ``--block-steps`` steps. Each block runs under one of four settings:
 
-- the ratio of decode tok/s, on ÷ off: of the medians over rounds, with the spread of the
-  per-round ratios (target >= 0.99);
-- the per-step cost in µs, three ways, each on − off of the medians over rounds: the step
-  time (wall, the whole cost; noisy on a shared machine); the CPU time of the thread that
-  calls ``Engine.step()`` (``time.thread_time()`` around each call: the accounting's Python
-  runs there, and time the process waits for a core does not count); and the host time the
-  adapter times inside the step (``schedule_s + update_s + probe_s``, wall);
-- on vLLM, the accounting's own calls timed directly on the anatomy-on side: the CPU time
-  (``time.thread_time()``) of every call the three flags and the adapter's batch shapes add
-  (:data:`VLLM_ACCOUNTING`), summed over the cell and divided by its steps. It leaves out
-  what cannot be cut apart (creating the stats objects inline), so it is a floor; but
-  contention hardly moves it, where the A/B above needs a quiet machine;
-- each cost as a share of the first reference's decode step time at that C (8K context, RTX PRO
-  6000 ×8, vLLM 0.32: time between tokens 3.6 ms at C=1 and 32.2 ms at C=128, from
-  docs/reference-matrices.md). That run decodes with
-  dspark speculation, so one of its steps yields several tokens and lasts longer than the
-  time between tokens: the share against it is an upper bound.
+- the anatomy's accounting on or off (:class:`inproc.engines.vllm.accounting.AccountingSwitch`:
+  vLLM's ``SchedulerStats``, ``CUDAGraphStat``, ``PerfStats`` and the probe's batch shapes,
+  i.e. everything ``--anatomy on`` adds to a build with stat logging off);
+- the step watchdog armed or not around each step, as the decode loop arms it
+  (``arm_step`` before the step's first clock read, ``disarm_step`` after its second).
 
-By default both sides run the profile with ``disable-log-stats=true``: the on side then turns
-all three of vLLM's flags on (stat logging, CUDA-graph metrics, MFU metrics), the off side
-none, so the cost measured is all of it. ``--profile-stats`` keeps the profile's own setting
-(vLLM's default: stat logging on, as under ``vllm serve``) and measures the other two.
+A round is the four blocks, in the order ABCD, then DCBA in the next round, so drift in
+the machine's speed falls on every setting alike. The first ``--settle-steps`` steps of a
+block are stepped but not counted. A block's tok/s is the output tokens its counted steps
+returned over their span (end of the last settle step to end of the block's last step,
+so the time between steps is in it, as in inproc's window).
 
-Run in the engine's environment:  .venv-vllm/bin/python scripts/bench.py anatomy [--rounds 3]
+Printed per C:
+
+- anatomy on ÷ off: per round, the tok/s of the round's two "on" blocks over its two "off"
+  blocks; the median over rounds with its quartiles and range, and the mean step time
+  (``Engine.step()`` start to end) on against off in µs. Target >= 0.995;
+- the watchdog: armed ÷ unarmed tok/s per round the same way, and its cost per step timed
+  directly: the time of ``arm_step()`` + ``disarm_step()`` (each between two clock reads,
+  less the same clock reads in unarmed blocks). The watchdog is outside the step's timing,
+  so this cost is time between steps;
+- with ``--parts``, the remaining accounting's calls timed directly afterwards (CPU time
+  of each, in extra blocks with the anatomy on): which part costs what.
+
+vLLM only: SGLang's anatomy is inproc's own estimate, fixed at build.
+
+Run in the engine's environment:  .venv-vllm/bin/python scripts/bench.py anatomy [--rounds 20]
 """
 from __future__ import annotations
 
 import argparse
-import json
+import dataclasses
 import os
 import statistics
-import subprocess
-import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PROFILES = {"vllm": ROOT / "launch_profiles" / "cpu-vllm-tiny-llama.toml",
-            "sglang": ROOT / "launch_profiles" / "cpu-sglang-tiny-llama.toml"}
-# Room for C = 128 requests of 64 + 128 prompt and 1,024 output tokens (about 155K tokens, 1 KiB each).
-SETS = {"vllm": ("max-num-seqs=128", "num-gpu-blocks-override=6144", "max-num-batched-tokens=8192"),
-        "sglang": ("max-running-requests=128", "max-total-tokens=200000", "chunked-prefill-size=8192")}
-NO_STATS = {"vllm": ("disable-log-stats=true",), "sglang": ()}
-#: The first reference's decode time between tokens at 8K context, ms, by C.
-REFERENCE_STEP_MS = {1: 3.6, 128: 32.2}
-PROMPT_TOKENS, MAX_TOKENS = 64, 1024
-#: (label, owner path on VllmEngine, method): the calls vLLM makes only for the three flags, and the probe's batch shape.
-VLLM_ACCOUNTING = (
+PROFILE = ROOT / "launch_profiles" / "cpu-vllm-tiny-llama.toml"
+# Room for C = 128 requests of 64 + 128 prompt and up to 1,024 output tokens (about 155K tokens, 1 KiB each).
+SETS = ("max-num-seqs=128", "num-gpu-blocks-override=6144", "max-num-batched-tokens=8192")
+PROMPT_TOKENS, MIN_OUTPUT, MAX_OUTPUT = 64, 512, 1024
+TARGET = 0.995
+#: The settings of a round's four blocks, in its order (reversed every other round): (accounting on, watchdog armed).
+SETTINGS = ((True, True), (False, True), (True, False), (False, False))
+#: (label, owner path on VllmEngine, method): the remaining accounting's own calls, for --parts.
+PARTS = (
     ("PerfStats (MFU metrics)", "_scheduler.perf_metrics", "get_step_perf_stats_per_gpu"),
     ("SchedulerStats", "_scheduler", "make_stats"),
-    ("request stats (output processor)", "_engine.output_processor", "_update_stats_from_output"),
-    ("finished-request stats", "_engine.output_processor", "_update_stats_from_finished"),
-    ("stat loggers", "_engine.logger_manager", "record"),
 )
 
 
-def measure(engine_name: str, anatomy: bool, sets: tuple[str, ...], concurrency: tuple[int, ...],
-            steps: tuple[int, ...]) -> dict:
-    """One process's figures: per C, decode tok/s and mean step and host times over one window."""
-    import dataclasses
+@dataclasses.dataclass
+class Block:
+    """One block's counted steps: its setting, tokens, span, Σ step time and Σ watchdog-call time (s)."""
 
-    from inproc import engines
-    from inproc.measure import anatomy as an
-    from inproc.measure import metrics as m
-    from inproc.plan.prompts import CellPrompts, PromptFactory
-    from inproc.profiles.spec import load_profile
-    from inproc.run.driver import DecodeSettings, Driver
+    accounting: bool
+    armed: bool
+    tokens: int = 0
+    span_s: float = 0.0
+    step_s: float = 0.0
+    steps: int = 0
+    dog_s: float = 0.0
 
-    profile = load_profile(PROFILES[engine_name]).with_overrides(sets)
-    engine = engines.build_engine(dataclasses.replace(profile.launch, anatomy=anatomy))
-    cpu_s = _time_steps(engine)
-    accounting = _time_accounting(engine) if engine_name == "vllm" and anatomy else {}
-    try:
+
+class InFlight:
+    """C requests kept in flight on the engine; :meth:`step` makes one step and refills what finished."""
+
+    def __init__(self, engine, c: int, tag: int) -> None:
+        from inproc.plan.prompts import CellPrompts, PromptFactory
+
         info = engine.info
-        factory = PromptFactory(info.vocab_size, 11, info.special_token_ids)
-        driver = Driver(engine)
-        driver.decode_cell(CellPrompts(factory, PROMPT_TOKENS, 8, "distinct", 16), DecodeSettings(8, 0.5, 32), primed=True)
-        driver.drain()
-        out = {}
-        for c, n_steps in zip(concurrency, steps):
-            prompts = CellPrompts(factory, PROMPT_TOKENS + c, c, "distinct", 16)
-            cpu_s.clear()
-            for times in accounting.values():
-                times.clear()
-            trace = driver.decode_cell(prompts, DecodeSettings(c, 60.0, MAX_TOKENS, window_steps=n_steps), primed=True)
-            step_cpu = list(cpu_s)  # one entry per Engine.step() call of the cell, in the trace's row order
-            driver.drain()
-            w, s = m.window(trace), trace.steps
-            if len(step_cpu) < len(s):
-                raise RuntimeError(f"{len(step_cpu)} timed steps for {len(s)} step rows")
-            rows = slice(w.first_step, w.last_step + 1)
-            n = w.last_step - w.first_step + 1
-            host = float((s.schedule_s[rows] + s.update_s[rows] + s.probe_s[rows]).sum())
-            out[str(c)] = {"tok_s": m.total_tok_s(trace, w), "step_s": an.step_time_s(s, w) / n, "host_s": host / n,
-                           "cpu_s": sum(step_cpu[w.first_step:w.last_step + 1]) / n, "steps": n,
-                           "avg_active": m.avg_active(trace, w),
-                           "accounting_s": {k: sum(v) / len(s) for k, v in accounting.items()}}
+        self.engine, self.c = engine, c
+        self.prompts = CellPrompts(PromptFactory(info.vocab_size, tag, info.special_token_ids), PROMPT_TOKENS + c, c,
+                                   "distinct", 16)
+        self.live: set[str] = set()
+        self.serial = 0
+        for _ in range(c):
+            self._submit()
+
+    def _submit(self) -> None:
+        from inproc.types import RequestSpec
+
+        i, self.serial = self.serial, self.serial + 1
+        rid = f"ab-{self.c}-{i}"
+        # Staggered lengths: refills spread over the run instead of C at once.
+        max_tokens = MIN_OUTPUT + (i * 131) % (MAX_OUTPUT - MIN_OUTPUT)
+        self.engine.add_request(RequestSpec(rid, self.prompts.request(i), max_tokens))
+        self.live.add(rid)
+
+    def settle(self) -> None:
+        """Step until every request has been scheduled (prefill behind them)."""
+        while len(self.live) and self.engine.step().num_waiting:
+            pass
+        for _ in range(4):
+            self.step()
+
+    def step(self, dog=None, clock=time.perf_counter) -> tuple[int, float, float, float]:
+        """One step: (tokens returned, its end, its time, the watchdog calls' time)."""
+        a = clock()
+        if dog is not None:
+            dog.arm_step()
+        ts = clock()
+        res = self.engine.step()
+        te = clock()
+        if dog is not None:
+            dog.disarm_step(te - ts)
+        d = clock()
+        tokens = 0
+        for delta in res.deltas:
+            if delta.request_id in self.live:
+                tokens += len(delta.new_token_ids)
+                if delta.finished:
+                    self.live.discard(delta.request_id)
+        while len(self.live) < self.c:
+            self._submit()
+        return tokens, te, te - ts, (ts - a) + (d - te)
+
+    def close(self) -> None:
+        self.engine.abort(list(self.live))
+        while self.engine.has_unfinished():
+            self.engine.step()
+
+
+def run_block(flight: InFlight, switch, dog, accounting: bool, armed: bool, steps: int, settle: int) -> Block:
+    """One block under one setting (switched before its first step)."""
+    switch.set(accounting)
+    block = Block(accounting, armed)
+    watch = dog if armed else None
+    end = 0.0
+    for _ in range(settle):
+        _, end, _, _ = flight.step(watch)
+    start = end
+    for _ in range(steps):
+        tokens, end, step_s, dog_s = flight.step(watch)
+        block.tokens += tokens
+        block.step_s += step_s
+        block.dog_s += dog_s
+        block.steps += 1
+    block.span_s = end - start
+    return block
+
+
+def measure_c(engine, switch, dog, c: int, rounds: int, steps: int, settle: int) -> list[list[Block]]:
+    """``rounds`` rounds of the four settings at concurrency ``c``; the blocks by round."""
+    flight = InFlight(engine, c, 11 + c)
+    try:
+        flight.settle()
+        out = []
+        for r in range(rounds):
+            order = SETTINGS if r % 2 == 0 else SETTINGS[::-1]
+            out.append([run_block(flight, switch, dog, acc, armed, steps, settle) for acc, armed in order])
         return out
     finally:
-        engine.shutdown()
+        switch.set(True)
+        flight.close()
 
 
-def _time_steps(engine) -> list[float]:
-    """Wrap ``engine.step`` to append each call's CPU time on the calling thread to the list returned."""
-    import time
-
-    times: list[float] = []
-    step = engine.step
-
-    def timed_step():
-        t = time.thread_time()
-        res = step()
-        times.append(time.thread_time() - t)
-        return res
-
-    engine.step = timed_step
-    return times
-
-
-def _time_accounting(engine) -> dict[str, list[float]]:
-    """Wrap each call of :data:`VLLM_ACCOUNTING` and the probe's batch shape; their CPU times by label."""
+def time_parts(engine, c: int, steps: int) -> dict[str, float]:
+    """The remaining accounting's calls, CPU time per step (µs), over ``steps`` steps with the anatomy on."""
     import operator
-    import time
 
     from inproc.engines.vllm import probe
 
-    def timed(fn, times):
+    times: dict[str, float] = {}
+    undo = []
+
+    def timed(label, fn):
         def call(*args, **kwargs):
             t = time.thread_time()
             try:
                 return fn(*args, **kwargs)
             finally:
-                times.append(time.thread_time() - t)
+                times[label] = times.get(label, 0.0) + time.thread_time() - t
         return call
 
-    out: dict[str, list[float]] = {}
-    for label, path, name in VLLM_ACCOUNTING:
-        owner = operator.attrgetter(path)(engine)
-        if owner is not None:
-            out[label] = []
-            setattr(owner, name, timed(getattr(owner, name), out[label]))
-    out["batch shape (inproc's probe)"] = []
-    probe.batch_shape = timed(probe.batch_shape, out["batch shape (inproc's probe)"])
+    for label, path, name in PARTS + (("batch shape (inproc's probe)", None, "batch_shape"),):
+        owner = operator.attrgetter(path)(engine) if path else probe
+        if owner is None:
+            continue
+        original = getattr(owner, name)
+        setattr(owner, name, timed(label, original))
+        undo.append((owner, name, original, path is not None))
+    flight = InFlight(engine, c, 99 + c)
+    try:
+        flight.settle()
+        times.clear()
+        for _ in range(steps):
+            flight.step()
+    finally:
+        flight.close()
+        for owner, name, original, instance in undo:
+            if instance:
+                delattr(owner, name)  # the bound method comes back from the class
+            else:
+                setattr(owner, name, original)
+    return {k: v / steps * 1e6 for k, v in times.items()}
+
+
+def _ratios(rounds: list[list[Block]], key) -> list[float]:
+    """Per round: tok/s of the blocks where ``key`` is true over those where it is false."""
+    out = []
+    for blocks in rounds:
+        yes = [b for b in blocks if key(b)]
+        no = [b for b in blocks if not key(b)]
+        tok_s = lambda bs: sum(b.tokens for b in bs) / sum(b.span_s for b in bs)  # noqa: E731
+        out.append(tok_s(yes) / tok_s(no))
     return out
 
 
-def _side(engine_name: str, anatomy: bool, sets: tuple[str, ...], concurrency: tuple[int, ...],
-          steps: tuple[int, ...]) -> dict:
-    args = [sys.executable, str(Path(__file__).resolve()), "--child", "on" if anatomy else "off", "--engine", engine_name,
-            "--steps", ",".join(map(str, steps)), "--concurrency", ",".join(map(str, concurrency)),
-            *[f"--set={x}" for x in sets]]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-               VLLM_LOGGING_LEVEL="ERROR")
-    p = subprocess.run(args, capture_output=True, text=True, env=env, cwd=ROOT)
-    if p.returncode != 0:
-        sys.exit(f"anatomy {'on' if anatomy else 'off'} child failed:\n{p.stderr[-3000:]}")
-    return json.loads(p.stdout.strip().splitlines()[-1])
+def _spread(xs: list[float]) -> str:
+    q = statistics.quantiles(xs, n=4) if len(xs) > 1 else [xs[0]] * 3
+    return f"{statistics.median(xs):.4f} (quartiles {q[0]:.4f}–{q[2]:.4f}, range {min(xs):.4f}–{max(xs):.4f})"
 
 
-def report(c: int, on: list[dict], off: list[dict]) -> str:
-    """The lines for one C: tok/s ratio with its spread, per-step costs in µs and as shares of the reference's step."""
-    med = lambda runs, key: statistics.median(r[key] for r in runs)  # noqa: E731
-    ratio = med(on, "tok_s") / med(off, "tok_s")
-    pairs = [a["tok_s"] / b["tok_s"] for a, b in zip(on, off)]
-    step_us = (med(on, "step_s") - med(off, "step_s")) * 1e6
-    cpu_us = (med(on, "cpu_s") - med(off, "cpu_s")) * 1e6
-    host_us = (med(on, "host_s") - med(off, "host_s")) * 1e6
-    ref_us = REFERENCE_STEP_MS.get(c, float("nan")) * 1e3
-    verdict = "meets" if ratio >= 0.99 else "misses"
-    return (f"C={c}: decode tok/s anatomy on ÷ off = {ratio:.3f} (rounds {min(pairs):.3f}–{max(pairs):.3f}; "
-            f"{verdict} the >= 0.99 target)  [on {med(on, 'tok_s'):.1f}, off {med(off, 'tok_s'):.1f} tok/s; "
-            f"step {med(on, 'step_s') * 1e3:.2f} vs {med(off, 'step_s') * 1e3:.2f} ms over "
-            f"{int(med(on, 'steps'))}/{int(med(off, 'steps'))} steps, avg active {med(on, 'avg_active'):.1f}]\n"
-            f"  per-step cost (on − off, medians): {step_us:+.0f} µs step time (wall; noisy here), {cpu_us:+.0f} µs CPU "
-            f"time of the stepping thread [{med(on, 'cpu_s') * 1e3:.2f} vs {med(off, 'cpu_s') * 1e3:.2f} ms], "
-            f"{host_us:+.0f} µs host time timed inside the step (schedule + update + probe, wall)\n"
-            f"  as a share of the first reference's {ref_us / 1e3:.1f} ms step at C={c}: {step_us / ref_us:+.2%} (step "
-            f"time), {cpu_us / ref_us:+.2%} (CPU time), {host_us / ref_us:+.2%} (timed host work); an upper bound, as "
-            f"its steps yield several tokens" + _accounting(on, ref_us))
+def report(c: int, rounds: list[list[Block]], parts: dict[str, float] | None) -> str:
+    """The lines for one C."""
+    blocks = [b for r in rounds for b in r]
+    mean = lambda bs, attr: sum(getattr(b, attr) for b in bs) / sum(b.steps for b in bs) * 1e6  # noqa: E731
+    on = [b for b in blocks if b.accounting]
+    off = [b for b in blocks if not b.accounting]
+    armed = [b for b in blocks if b.armed]
+    bare = [b for b in blocks if not b.armed]
+    acc = _ratios(rounds, lambda b: b.accounting)
+    dog = _ratios(rounds, lambda b: b.armed)
+    verdict = "meets" if statistics.median(acc) >= TARGET else "misses"
+    n_steps = rounds[0][0].steps
+    lines = [
+        f"C={c}: anatomy on ÷ off, decode tok/s = {_spread(acc)} over {len(rounds)} rounds of 4 blocks of {n_steps} "
+        f"steps; {verdict} the >= {TARGET} target",
+        f"  mean step {mean(on, 'step_s'):.0f} µs on vs {mean(off, 'step_s'):.0f} µs off "
+        f"({mean(on, 'step_s') - mean(off, 'step_s'):+.1f} µs); {sum(b.tokens for b in blocks) / sum(b.steps for b in blocks):.1f} "
+        f"tokens per step",
+        f"C={c}: watchdog armed ÷ unarmed, decode tok/s = {_spread(dog)}; its calls (arm_step + disarm_step, outside "
+        f"the step's timing) {mean(armed, 'dog_s') - mean(bare, 'dog_s'):.2f} µs per step "
+        f"[{mean(armed, 'dog_s'):.2f} armed, {mean(bare, 'dog_s'):.2f} µs for the clock reads alone]",
+    ]
+    if parts:
+        total = sum(parts.values())
+        lines.append(f"  the remaining accounting timed directly (CPU µs per step): {total:.0f} = "
+                     + ", ".join(f"{k} {v:.0f}" for k, v in parts.items()))
+    return "\n".join(lines)
 
 
-def _accounting(on: list[dict], ref_us: float) -> str:
-    """The directly timed accounting calls, medians over rounds, per step."""
-    labels = on[0].get("accounting_s") or {}
-    if not labels:
-        return ""
-    per = {k: statistics.median(r["accounting_s"][k] for r in on) * 1e6 for k in labels}
-    total = sum(per.values())
-    parts = ", ".join(f"{k} {v:.0f}" for k, v in per.items())
-    return (f"\n  accounting timed directly (CPU time of its calls, anatomy on): {total:.0f} µs per step = "
-            f"{total / ref_us:.2%} of the reference's step  ({parts} µs)")
+def build_engine():
+    """The CPU default's engine with the anatomy on and room for C = 128; the watchdog as a run arms it."""
+    from inproc import engines
+    from inproc.engines.vllm.accounting import AccountingSwitch
+    from inproc.profiles.spec import load_profile
+    from inproc.run.watchdog import StepTimeout, StepWatchdog
+
+    os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
+    profile = load_profile(PROFILE).with_overrides(SETS)
+    engine = engines.build_engine(dataclasses.replace(profile.launch, anatomy=True))
+    dog = StepWatchdog(StepTimeout(), lambda hang: print(f"bench: {hang.reason()}", flush=True))
+    return engine, AccountingSwitch(engine), dog
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--engine", choices=tuple(PROFILES), default="vllm", help="the engine installed in this Python")
-    ap.add_argument("--rounds", type=int, default=3, help="pairs of processes (on, off), order alternating")
-    ap.add_argument("--concurrency", default="1,128", help="the Cs measured in each process")
-    ap.add_argument("--steps", default="200,30", help="engine steps in the window of each C")
-    ap.add_argument("--profile-stats", action="store_true",
-                    help="keep the profile's own stat logging instead of disable-log-stats=true on both sides")
-    ap.add_argument("--child", choices=("on", "off"), help=argparse.SUPPRESS)
-    ap.add_argument("--set", dest="sets", action="append", default=[], help=argparse.SUPPRESS)
+    ap.add_argument("--concurrency", default="1,8,128", help="the Cs measured, one after another")
+    ap.add_argument("--rounds", type=int, default=20, help="rounds of four blocks per C")
+    ap.add_argument("--block-steps", default="40,40,8", help="counted steps per block, per C")
+    ap.add_argument("--settle-steps", type=int, default=1, help="steps after each switch that are not counted")
+    ap.add_argument("--parts", action="store_true", help="afterwards, time the remaining accounting's calls directly")
     a = ap.parse_args(argv)
     cs = tuple(int(x) for x in a.concurrency.split(","))
-    steps = tuple(int(x) for x in a.steps.split(","))
-    if len(steps) != len(cs):
-        sys.exit(f"--steps {a.steps} gives {len(steps)} step counts for {len(cs)} concurrency levels ({a.concurrency}).")
-    if a.child:
-        print(json.dumps(measure(a.engine, a.child == "on", tuple(a.sets), cs, steps)))
-        return
-    sets = SETS[a.engine] + (() if a.profile_stats else NO_STATS[a.engine])
-    print(f"anatomy A/B on {a.engine} ({PROFILES[a.engine].name}, --set {' '.join(sets)}), {a.rounds} rounds of "
-          f"fresh processes, windows of {a.steps} steps; a shared machine: indicative", flush=True)
-    on, off = [], []
-    for r in range(a.rounds):
-        order = (True, False) if r % 2 == 0 else (False, True)
-        got = {flag: _side(a.engine, flag, sets, cs, steps) for flag in order}
-        on.append(got[True]), off.append(got[False])
-        print(f"round {r + 1}: " + "; ".join(
-            f"C={c} on {got[True][str(c)]['tok_s']:.1f} / off {got[False][str(c)]['tok_s']:.1f} tok/s" for c in cs),
-            flush=True)
-    for c in cs:
-        print(report(c, [x[str(c)] for x in on], [x[str(c)] for x in off]))
+    steps = tuple(int(x) for x in a.block_steps.split(","))
+    if len(steps) != len(cs) or a.rounds < 2 or min(steps) < 1 or a.settle_steps < 1:
+        ap.error(f"--block-steps {a.block_steps} needs one count >= 1 per C ({a.concurrency}); --rounds >= 2; --settle-steps >= 1")
+    load = os.getloadavg()
+    print(f"anatomy and watchdog A/B inside one engine ({PROFILE.name}, --set {' '.join(SETS)}); load average "
+          f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}", flush=True)
+    engine, switch, dog = build_engine()
+    try:
+        for c, n in zip(cs, steps):
+            rounds = measure_c(engine, switch, dog, c, a.rounds, n, a.settle_steps)
+            parts = time_parts(engine, c, 4 * n) if a.parts else None
+            print(report(c, rounds, parts), flush=True)
+    finally:
+        dog.stop()
+        engine.shutdown()
+    load = os.getloadavg()
+    print(f"load average after: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -10,7 +10,9 @@ What is timed, from where to where (``time.perf_counter`` seconds from the cell'
 on the clock's nanosecond grid: ``inproc.measure.steps.on_ns_grid``):
 
 - a step: from just before ``Engine.step()`` is called to just after it returns (its row's
-  ``t_start_s`` / ``t_end_s``); every token the step returned is stamped with that end;
+  ``t_start_s`` / ``t_end_s``); every token the step returned is stamped with that end.
+  The step watchdog (``inproc.run.watchdog``) is armed before the first clock read and
+  disarmed after the second, so none of its bookkeeping is inside;
 - a request's submit: just before it is handed to ``Engine.add_request`` (``submit_s``,
   where TTFT starts on every engine);
 - everything else the loop does (filing tokens, the window's bookkeeping, the counters
@@ -38,6 +40,7 @@ from inproc.measure.trace import CellTrace, RequestTrace
 from inproc.plan.prompts import CellPrompts
 from inproc.run.interrupt import RunInterrupted
 from inproc.run.profiling import AfterWindow, DebugSettings, StepRanges
+from inproc.run.watchdog import watched_step
 from inproc.types import EngineCounters, RequestDelta, RequestSpec, StepResult
 
 Clock = Callable[[], float]
@@ -125,6 +128,7 @@ class DecodeCell:
                  clock: Clock = time.perf_counter, debug: DebugSettings | None = None,
                  should_stop: Callable[[], bool] | None = None, ticker: Callable[[str], None] | None = None) -> None:
         self.engine, self.prompts, self.s, self.ids, self.clock = engine, prompts, s, ids, clock
+        self.watchdog, self._engine_step = watched_step(engine)  # armed outside the step's clock reads
         self.debug = debug or DebugSettings()
         self.should_stop = should_stop  # checked at every step boundary (Ctrl-C)
         self.ticker = ticker  # live status for a terminal, called at most every TICK_S
@@ -196,12 +200,16 @@ class DecodeCell:
 
         Returns the step's row, its result and its end (seconds from the cell's start).
         """
-        ranges, t0 = self.ranges, self.t0
+        ranges, t0, watchdog = self.ranges, self.t0, self.watchdog
         if ranges is not None:
             ranges.push(len(self.rec))
+        if watchdog is not None:
+            watchdog.arm_step()
         ts = self.clock()
-        res = self.engine.step()
+        res = self._engine_step()
         te = self.clock()
+        if watchdog is not None:
+            watchdog.disarm_step(te - ts)
         i = self.rec.append(ts - t0, te - t0, res)
         if ranges is not None:
             ranges.pop(i, res)

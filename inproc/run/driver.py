@@ -18,6 +18,7 @@ from inproc.measure.trace import CellTrace, RequestTrace
 from inproc.plan.prompts import CellPrompts
 from inproc.run.decode import Clock, DecodeCell, DecodeSettings, EngineNotIdle, drain, file_delta, stop
 from inproc.run.profiling import DebugSettings
+from inproc.run.watchdog import watched_step
 from inproc.types import RequestSpec
 
 __all__ = ["DecodeSettings", "Driver", "EngineNotIdle"]
@@ -51,6 +52,7 @@ class Driver:
         each step between two clock reads.
         """
         engine, clock = self.engine, self.clock
+        watchdog, engine_step = watched_step(engine)  # armed outside the step's clock reads
         rec, t0 = StepRecorder(), clock()
         req = RequestTrace(f"one-{next(self.ids)}", len(prompt), max_tokens, 0.0, True)
         spec = RequestSpec(req.request_id, prompt, max_tokens, temperature)
@@ -58,9 +60,14 @@ class Driver:
         req.submit_s = on_ns_grid(clock() - t0)
         engine.add_request(spec)
         while req.finished_step is None:
+            if watchdog is not None:
+                watchdog.arm_step()
             ts = clock()
-            res = engine.step()
-            i = rec.append(ts - t0, clock() - t0, res)
+            res = engine_step()
+            te = clock()
+            if watchdog is not None:
+                watchdog.disarm_step(te - ts)
+            i = rec.append(ts - t0, te - t0, res)
             for d in res.deltas:
                 if d.request_id == req.request_id:
                     file_delta(req, d, i)

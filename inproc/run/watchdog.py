@@ -5,7 +5,8 @@ wait, by design, with no timeout of their own), so a nightly job would hang unti
 workflow's limit. Where the transport notices the dead peer instead (gloo on the CPU), the
 step fails, and the runner's rebuild of the engine then waits for ranks that never come.
 The watchdog is a thread armed around every ``Engine.step()`` (:class:`WatchedEngine`:
-the runner's driver steps the engine through it) and around the runner's rebuild. When
+the runner's driver steps the engine through it; the timed loops arm it outside their
+clock reads) and around the runner's rebuild. When
 one outlives its limit, the watchdog thread:
 
 1. dumps every thread's stack (``faulthandler``) to stderr and to ``RESULTS.hang.txt``;
@@ -38,7 +39,7 @@ HUNG_EXIT_CODE = 3
 FLOOR_S = 300.0
 #: ``auto``: this many times the longest step the run has made so far.
 FACTOR = 20.0
-#: The watchdog thread looks at the clock this often at most (it also wakes when a step is armed).
+#: The watchdog thread looks at what is armed this often (arming never wakes it: that would cost the timed step).
 POLL_S = 0.5
 #: A rebuild after a failure may take this many times the run's first build (and at least the step limit).
 REBUILD_FACTOR = 3.0
@@ -98,7 +99,13 @@ class Hang:
 
 
 class StepWatchdog:
-    """One daemon thread; :meth:`step` arms it around one engine step."""
+    """One daemon thread that polls what is armed; :meth:`arm_step` / :meth:`disarm_step` around one engine step.
+
+    Arming and disarming are plain attribute writes, no lock and no wake-up: whoever times
+    the step calls them outside its clock reads (``DecodeCell._step``), so the watchdog adds
+    nothing to a timed step. The thread looks every :data:`POLL_S` (a hang is caught within
+    that of its limit). Only the stepping thread writes the counters and ``longest_s``.
+    """
 
     def __init__(self, timeout: StepTimeout, on_hang: Callable[[Hang], None], stacks_path: str | None = None,
                  clock: Callable[[], float] = time.monotonic, exit: Callable[[int], None] = os._exit,
@@ -108,8 +115,10 @@ class StepWatchdog:
         self._end_children = end_children or end_own_children
         self.longest_s = 0.0
         self.cell_steps = 0  # steps since :meth:`new_cell`
-        self._lock, self._wake = threading.Lock(), threading.Event()
-        self._armed: tuple[str, float, float] | None = None  # (what, start, limit)
+        self._wake = threading.Event()  # set only by :meth:`stop`
+        # (what, start, limit): ``what`` is the step's number in the cell, or a name. One tuple
+        # assigned whole, so the watchdog thread never reads half of it.
+        self._armed: tuple[int | str, float, float] | None = None
         self._stopped = False
         self.fired: Hang | None = None
         self._thread = threading.Thread(target=self._watch, name="inproc-step-watchdog", daemon=True)
@@ -119,17 +128,25 @@ class StepWatchdog:
         """Steps are counted from here (the message names the step of the cell in progress)."""
         self.cell_steps = 0
 
+    def arm_step(self) -> None:
+        """Armed for the engine step about to be made (its limit from the steps so far)."""
+        self.cell_steps += 1
+        self._armed = (self.cell_steps, self.clock(), self.timeout.limit_s(self.longest_s))
+
+    def disarm_step(self, step_s: float) -> None:
+        """The step returned after ``step_s`` seconds (as its caller timed it); that feeds ``auto``."""
+        self._armed = None
+        if step_s > self.longest_s:
+            self.longest_s = step_s
+
     def step(self, fn: Callable[[], object]) -> object:
-        """``fn()`` (one engine step) with the watchdog armed around it; its time feeds ``auto``."""
-        with self._lock:
-            self.cell_steps += 1
-            what, limit = f"step {self.cell_steps}", self.timeout.limit_s(self.longest_s)
+        """``fn()`` (one engine step) with the watchdog armed around it, for callers that do not time the step."""
+        self.arm_step()
         start = self.clock()
         try:
-            return self.guard(fn, what, limit)
+            return fn()
         finally:
-            with self._lock:
-                self.longest_s = max(self.longest_s, self.clock() - start)
+            self.disarm_step(self.clock() - start)
 
     def rebuild(self, fn: Callable[[], object], build_s: float) -> object:
         """``fn()`` (an engine rebuild after a failure) under the watchdog: a multi-node rebuild waits for
@@ -139,31 +156,27 @@ class StepWatchdog:
 
     def guard(self, fn: Callable[[], object], what: str, limit_s: float) -> object:
         """``fn()`` with the watchdog armed: if it outlives ``limit_s``, the watchdog ends the process."""
-        with self._lock:
-            self._armed = (what, self.clock(), limit_s)
-        self._wake.set()
+        self._armed = (what, self.clock(), limit_s)
         try:
             return fn()
         finally:
-            with self._lock:
-                self._armed = None
+            self._armed = None
 
     def stop(self) -> None:
-        with self._lock:
-            self._stopped = True
+        self._stopped = True
         self._wake.set()
         self._thread.join(timeout=5)
 
     def _due(self) -> Hang | None:
-        with self._lock:
-            if self._armed is None or self.fired is not None:
-                return None
-            what, start, limit = self._armed
-            elapsed = self.clock() - start
-            if elapsed < limit:
-                return None
-            self.fired = Hang(what, elapsed, limit)
-            return self.fired
+        armed = self._armed  # one read: the stepping thread may disarm meanwhile
+        if armed is None or self.fired is not None:
+            return None
+        what, start, limit = armed
+        elapsed = self.clock() - start
+        if elapsed < limit:
+            return None
+        self.fired = Hang(f"step {what}" if isinstance(what, int) else what, elapsed, limit)
+        return self.fired
 
     def _watch(self) -> None:
         while True:
@@ -226,13 +239,24 @@ def stacks_path_for(out_path: str | None) -> str | None:
 
 
 class WatchedEngine:
-    """The engine, with every ``step()`` made under the watchdog; everything else passes through."""
+    """The engine, with every ``step()`` made under the watchdog; everything else passes through.
+
+    A caller that times its steps arms the watchdog itself, outside its clock reads
+    (:func:`watched_step`), and steps ``unwatched``.
+    """
 
     def __init__(self, engine, watchdog: StepWatchdog) -> None:
-        self._engine, self._watchdog = engine, watchdog
+        self._engine, self.watchdog, self.unwatched = engine, watchdog, engine
 
     def step(self):
-        return self._watchdog.step(self._engine.step)
+        return self.watchdog.step(self._engine.step)
 
     def __getattr__(self, name: str):
         return getattr(self._engine, name)
+
+
+def watched_step(engine) -> tuple[StepWatchdog | None, Callable[[], object]]:
+    """(the watchdog to arm around each step, or None; the engine's step without the watchdog)."""
+    if isinstance(engine, WatchedEngine):
+        return engine.watchdog, engine.unwatched.step
+    return None, engine.step

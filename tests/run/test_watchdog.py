@@ -5,7 +5,7 @@ import threading
 
 import pytest
 
-from inproc.run.watchdog import (FACTOR, FLOOR_S, HUNG_EXIT_CODE, Hang, StepTimeout, StepWatchdog, WatchedEngine,
+from inproc.run.watchdog import (FACTOR, FLOOR_S, HUNG_EXIT_CODE, POLL_S, Hang, StepTimeout, StepWatchdog, WatchedEngine,
                                  parse_step_timeout, stacks_path_for)
 
 
@@ -86,6 +86,92 @@ def test_a_rebuild_that_never_returns_is_named_as_such():
     dog._thread.join(timeout=5)
     (hang,) = hangs
     assert codes == [HUNG_EXIT_CODE] and hang.what == "the engine rebuild" and hang.limit_s == pytest.approx(0.3)
+
+
+class _Log:
+    """One list of what happened, in order: the loop's clock reads, the engine's steps, the watchdog's arming."""
+
+    def __init__(self) -> None:
+        self.events: list[str] = []
+
+    def clock(self, fake):
+        def read() -> float:
+            self.events.append("clock")
+            return fake()
+        return read
+
+
+def _logged_watchdog(log: _Log, timeout: StepTimeout = StepTimeout(30.0), **kwargs) -> StepWatchdog:
+    """A watchdog whose arming, disarming, own clock reads and wake-ups are logged."""
+    dog = StepWatchdog(timeout, lambda hang: None, None, **kwargs)
+    arm, disarm = dog.arm_step, dog.disarm_step
+    dog.arm_step = lambda: (log.events.append("arm"), arm())[1]
+    dog.disarm_step = lambda step_s: (log.events.append("disarm"), disarm(step_s))[1]
+    wake = dog._wake
+
+    class LoggedEvent:  # a wake-up of the watchdog's thread
+        def set(self):
+            log.events.append("wake")
+            wake.set()
+
+        def __getattr__(self, name):
+            return getattr(wake, name)
+
+    dog._wake = LoggedEvent()
+    return dog
+
+
+def test_the_timed_loops_arm_the_watchdog_outside_the_steps_clock_reads():
+    from inproc.plan.prompts import CellPrompts, PromptFactory
+    from inproc.run.driver import DecodeSettings, Driver
+    from tests.fakes.fake_engine import FakeClock
+    from tests.fakes.fake_engine import FakeEngine as ScriptedEngine
+
+    log, fake = _Log(), FakeClock()
+    engine = ScriptedEngine(clock=fake)
+    step = engine.step
+    engine.step = lambda: (log.events.append("step"), step())[1]
+    dog = _logged_watchdog(log)
+    driver = Driver(WatchedEngine(engine, dog), clock=log.clock(fake))
+    driver.decode_cell(CellPrompts(PromptFactory(1000, 1), 64, 4, "distinct", 8), DecodeSettings(4, 0.2, 50))
+    driver.run_to_completion(list(range(1, 9)), 3)
+    dog.stop()
+    ev = log.events
+    timed = [i for i, e in enumerate(ev) if e == "step" and ev[i - 1] == "clock"]
+    assert len(timed) >= 20 and "wake" not in ev[:-1] and ev[-1] == "wake"  # the only wake-up: stop()
+    for i in timed:  # ts, the step, te: nothing of the watchdog's in between; armed before, disarmed after
+        assert ev[i - 2:i + 3] == ["arm", "clock", "step", "clock", "disarm"], ev[i - 4:i + 5]
+    # Steps made outside a timed loop (the drain after the cell) are still watched, through WatchedEngine.step.
+    untimed = [i for i, e in enumerate(ev) if e == "step" and i not in timed]
+    assert untimed and all(ev[i - 1] == "arm" and ev[i + 1] == "disarm" for i in untimed)
+    assert dog.longest_s == pytest.approx(0.010) and dog.cell_steps == len(timed) + len(untimed)
+
+
+def test_a_hung_step_in_a_decode_cell_is_caught_without_a_wake_up():
+    from inproc.plan.prompts import CellPrompts, PromptFactory
+    from inproc.run.driver import DecodeSettings, Driver
+    from tests.fakes.fake_engine import FakeEngine as ScriptedEngine
+
+    engine, hangs, codes, log, release = ScriptedEngine(), [], [], _Log(), threading.Event()
+    step = engine.step
+
+    def sixth_blocks():  # a dead peer: the 6th step returns only once the watchdog has fired
+        res = step()
+        if engine.steps == 6:
+            release.wait(30)
+        return res
+
+    engine.step = sixth_blocks
+    dog = _logged_watchdog(log, StepTimeout(0.2), exit=lambda c: (codes.append(c), release.set()),
+                           end_children=lambda: None)
+    dog.on_hang = hangs.append
+    dog.new_cell()
+    Driver(WatchedEngine(engine, dog), clock=engine.clock).decode_cell(
+        CellPrompts(PromptFactory(1000, 1), 64, 2, "distinct", 8), DecodeSettings(2, 0.1, 50))
+    dog._thread.join(timeout=5)
+    (hang,) = hangs
+    assert codes == [HUNG_EXIT_CODE] and hang.what == "step 6" and 0.2 <= hang.elapsed_s < 0.2 + POLL_S + 1
+    assert "wake" not in log.events
 
 
 @pytest.mark.engine  # starts `inproc cell`

@@ -20,6 +20,7 @@ from typing import Sequence
 from inproc.engines.base import EngineBuildError, files_under
 from inproc.engines.pieces import require
 from inproc.engines.flags import one_line
+from inproc.engines.vllm.accounting import drop_unread_stats
 from inproc.engines.vllm.graphs import capture_memory
 from inproc.engines.vllm.info import read_info
 from inproc.engines.vllm.probe import SchedulerProbe
@@ -112,7 +113,7 @@ class VllmEngine:
 
     def counters(self) -> EngineCounters:
         c = self._probe.counters
-        if not self._engine.log_stats:
+        if not self._scheduler.log_stats:
             # The rest come from vLLM's SchedulerStats, made only with stat logging on.
             return EngineCounters(c.generation_tokens)
         if not self._speculative:
@@ -151,7 +152,7 @@ def build_vllm_engine(launch: LaunchSpec) -> VllmEngine:
     engine_args = parse_profile(launch.model, dict(launch.engine_args))
     check_head(engine_args)
     if launch.anatomy:  # --anatomy off: the three stay as the profile's arguments (vLLM's defaults) set them
-        engine_args.disable_log_stats = False  # per-step scheduler stats feed the probe
+        engine_args.disable_log_stats = False  # per-step scheduler stats feed the probe (the front end's: dropped)
         engine_args.cudagraph_metrics = True  # each batch's CUDAGraphStat (mode, padding)
         engine_args.enable_mfu_metrics = True  # each batch's PerfStats (FLOPs, bytes per GPU)
     from vllm.v1.engine.llm_engine import LLMEngine
@@ -162,4 +163,5 @@ def build_vllm_engine(launch: LaunchSpec) -> VllmEngine:
     except (ValueError, RuntimeError, OSError) as e:
         # One line, pydantic's field errors included (a Ray profile on a CPU gets vLLM's refusal here).
         raise EngineBuildError(f"vLLM could not build the engine: {one_line(str(e)) or type(e).__name__}") from e
+    drop_unread_stats(llm_engine)  # the front end's loggers and request stats: inproc reads only the scheduler's
     return VllmEngine(llm_engine, launch.model, graphs.bytes, anatomy=launch.anatomy)

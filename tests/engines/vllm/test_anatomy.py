@@ -77,6 +77,47 @@ def test_a_cell_that_preempts_says_so(vllm_engine, driver, prompts):
     assert f"KV cache preemption ({entry.figures.preemptions} preemptions in the window)" in entry.reason
 
 
+def test_vllm_keeps_only_the_accounting_inproc_reads(vllm_engine, driver, prompts, monkeypatch):
+    from vllm.v1.metrics import loggers
+
+    llm = vllm_engine._engine
+    assert llm.logger_manager is None and not llm.log_stats and not llm.output_processor.log_stats
+    assert vllm_engine._scheduler.log_stats and vllm_engine._scheduler.perf_metrics is not None  # what the probe reads
+    recorded = []  # any stat logger vLLM has, however it came back: its record() is called at every step
+    for cls in (loggers.StatLoggerManager, loggers.StatLoggerBase, loggers.AggregateStatLoggerBase,
+                loggers.LoggingStatLogger, loggers.PrometheusStatLogger):
+        if "record" in vars(cls):
+            monkeypatch.setattr(cls, "record", lambda self, *a, **k: recorded.append(type(self).__name__))
+    made = []
+    process = llm.output_processor.process_outputs
+    monkeypatch.setattr(llm.output_processor, "process_outputs", lambda outs, *a, **k: (
+        made.extend(st_.stats for st_ in llm.output_processor.request_states.values()), process(outs, *a, **k))[1])
+    trace = driver.decode_cell(CellPrompts(prompts, 128, 3, "distinct", 16), DecodeSettings(3, 0.5, 64))
+    s, w = trace.steps, m.window(trace)
+    assert not recorded and made and all(x is None for x in made)  # no logger, no request stats
+    rows = slice(w.first_step, w.last_step + 1)
+    assert (s.flops[rows] > 0).all() and (s.num_decode_reqs[rows] == 3).all()  # the anatomy still has its figures
+    assert {"prefix_queries", "prefix_hits"} <= set(vllm_engine.counters().to_dict())
+
+
+def test_the_accounting_switches_off_and_on_inside_one_engine(vllm_engine, driver, prompts):
+    from inproc.engines.vllm.accounting import AccountingSwitch
+
+    switch = AccountingSwitch(vllm_engine)
+    cell = lambda: driver.decode_cell(CellPrompts(prompts, 128, 2, "distinct", 16), DecodeSettings(2, 0.3, 64))  # noqa: E731
+    try:
+        switch.set(False)
+        off = cell().steps
+        assert (off.num_prefill_reqs == -1).all() and np.isnan(off.read_bytes).all() and (off.graph_mode == -1).all()
+        assert set(vllm_engine.counters().to_dict()) == {"generation_tokens"}
+    finally:
+        switch.set(True)
+    trace = cell()
+    on, w = trace.steps, m.window(trace)
+    rows = slice(w.first_step, w.last_step + 1)
+    assert (on.num_decode_reqs[rows] == 2).all() and (on.flops[rows] > 0).all()
+
+
 @pytest.fixture(scope="module")
 def bare_vllm_engine():
     """The default profile's engine built with ``--anatomy off`` and the profile's stat logging off."""
@@ -99,7 +140,8 @@ def test_anatomy_off_builds_vllm_as_its_arguments_say(vllm_engine, bare_vllm_eng
         obs = engine._engine.vllm_config.observability_config
         assert obs.cudagraph_metrics is flag and obs.enable_mfu_metrics is flag
         assert (engine._scheduler.perf_metrics is not None) is flag
-        assert engine._engine.log_stats is flag  # on: forced on; off: the profile's --disable-log-stats kept
+        assert engine._scheduler.log_stats is flag  # on: forced on; off: the profile's --disable-log-stats kept
+        assert engine._engine.logger_manager is None and not engine._engine.log_stats  # the front end's: never kept
     # Counters vLLM reports only through its SchedulerStats are absent, not zero.
     assert {"prefix_queries", "prefix_hits"} <= set(on.counters().to_dict()) and set(off.counters().to_dict()) == {"generation_tokens"}
     info = off.info
