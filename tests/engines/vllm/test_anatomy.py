@@ -92,11 +92,13 @@ def test_vllm_keeps_only_the_accounting_inproc_reads(vllm_engine, driver, prompt
     process = llm.output_processor.process_outputs
     monkeypatch.setattr(llm.output_processor, "process_outputs", lambda outs, *a, **k: (
         made.extend(st_.stats for st_ in llm.output_processor.request_states.values()), process(outs, *a, **k))[1])
-    trace = driver.decode_cell(CellPrompts(prompts, 128, 3, "distinct", 16), DecodeSettings(3, 0.5, 64))
+    trace = driver.decode_cell(CellPrompts(prompts, 128, 3, "distinct", 16), DecodeSettings(3, 0.5, 1024))
     s, w = trace.steps, m.window(trace)
     assert not recorded and made and all(x is None for x in made)  # no logger, no request stats
     rows = slice(w.first_step, w.last_step + 1)
-    assert (s.flops[rows] > 0).all() and (s.num_decode_reqs[rows] == 3).all()  # the anatomy still has its figures
+    # The anatomy still has its figures on every window step (a request the engine ends early is refilled,
+    # so a step may batch a prefill beside fewer decodes).
+    assert (s.flops[rows] > 0).all() and (s.num_decode_reqs[rows] >= 1).all() and np.median(s.num_decode_reqs[rows]) == 3
     assert {"prefix_queries", "prefix_hits"} <= set(vllm_engine.counters().to_dict())
 
 
@@ -104,7 +106,7 @@ def test_the_accounting_switches_off_and_on_inside_one_engine(vllm_engine, drive
     from inproc.engines.vllm.accounting import AccountingSwitch
 
     switch = AccountingSwitch(vllm_engine)
-    cell = lambda: driver.decode_cell(CellPrompts(prompts, 128, 2, "distinct", 16), DecodeSettings(2, 0.3, 64))  # noqa: E731
+    cell = lambda: driver.decode_cell(CellPrompts(prompts, 128, 2, "distinct", 16), DecodeSettings(2, 0.3, 1024))  # noqa: E731
     try:
         switch.set(False)
         off = cell().steps
@@ -115,7 +117,7 @@ def test_the_accounting_switches_off_and_on_inside_one_engine(vllm_engine, drive
     trace = cell()
     on, w = trace.steps, m.window(trace)
     rows = slice(w.first_step, w.last_step + 1)
-    assert (on.num_decode_reqs[rows] == 2).all() and (on.flops[rows] > 0).all()
+    assert (on.num_decode_reqs[rows] >= 1).all() and np.median(on.num_decode_reqs[rows]) == 2 and (on.flops[rows] > 0).all()
 
 
 @pytest.fixture(scope="module")
