@@ -26,7 +26,8 @@ from typing import Sequence
 
 import numpy as np
 
-from inproc.compare.spread import NIGHT_ALPHA, RESOLUTION, Spread, change_test, night_alarms, t_quantile, t_sf
+from inproc.compare.spread import (NIGHT_ALPHA, RESOLUTION, Spread, change_test, night_alarms, residual_ss, t_quantile,
+                                   t_sf)
 
 #: A departure is confirmed when the next night departs the same way at this one-sided level.
 CONFIRM_ALPHA = 0.05
@@ -135,15 +136,11 @@ def residuals(values: np.ndarray, levels: Sequence[RowLevels]) -> tuple[list[flo
     ss, df = [], []
     for v, s in zip(values, levels):
         dropped = {d.night for d in s.outliers} | {d.night for d, _ in s.confirmed} | {nights - 1}
+        if s.pending is not None:
+            dropped.add(s.pending.night)
         bounds = sorted(set(s.starts)) + [nights]
-        groups = [[v[i] for i in range(a, b) if i not in dropped and not math.isnan(v[i])]
-                  for a, b in zip(bounds, bounds[1:])]
-        row_ss, row_df = 0.0, 0
-        for g in groups:
-            if len(g) > 1:
-                a = np.asarray(g)
-                row_ss += float(((a - a.mean()) ** 2).sum())
-                row_df += len(g) - 1
+        row_ss, row_df = residual_ss([[v[i] for i in range(a, b) if i not in dropped and not math.isnan(v[i])]
+                                      for a, b in zip(bounds, bounds[1:])])
         ss.append(row_ss)
         df.append(row_df)
     return ss, df
