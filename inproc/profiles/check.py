@@ -82,7 +82,7 @@ def _hub_note(p: Profile) -> str:
     try:
         from huggingface_hub import try_to_load_from_cache
     except ImportError:
-        return f"Hugging Face id {p.model!r}: not checked here (huggingface_hub not installed)"
+        return f"Hugging Face id {p.model!r}: not checked here (huggingface_hub not installed: pip install 'inproc[hub]')"
     found = try_to_load_from_cache(p.model, "config.json", revision=revision if isinstance(revision, str) else None)
     if isinstance(found, str):
         return f"Hugging Face id {p.model!r}: config.json in the local cache"

@@ -42,7 +42,7 @@ def load_nvml(nvml: Any = None) -> tuple[Any, str | None]:
         try:
             import pynvml  # nvidia-ml-py; loads libnvidia-ml, absent on CPU machines
         except ImportError as exc:
-            return None, f"NVML unavailable: nvidia-ml-py is not installed ({exc})"
+            return None, f"NVML unavailable: nvidia-ml-py is not installed ({exc}; pip install 'inproc[nvml]')"
         nvml = pynvml
     try:
         nvml.nvmlInit()
