@@ -1,0 +1,75 @@
+"""vLLM general plugins made by a test, seen only by the child processes it starts.
+
+vLLM loads every entry point of the group ``vllm.general_plugins`` when it builds an engine
+(``vllm.plugins.load_general_plugins``). A test plugin wraps the model runner's
+``execute_model`` (the CPU runner inherits it from ``GPUModelRunner``), so what it plants
+(a busy-wait, a sleep, a ``gc.collect()``) happens inside the engine's real ``step()``.
+
+Nothing is installed into the environment: :func:`register` writes the plugin's
+``.dist-info`` (its entry point) into a folder of the test's own, and :func:`plugin_env`
+puts that folder and the plugin's source folder on a child's ``PYTHONPATH``, where
+``importlib.metadata`` finds it. No other test, and not the test process itself, sees it.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.spawn import child_env
+
+GROUP = "vllm.general_plugins"
+
+
+def register(site: Path, module: str) -> Path:
+    """The entry point ``module = module:register`` of group :data:`GROUP`, written as a
+    distribution's metadata under ``site``; the ``.dist-info`` folder."""
+    info = site / f"{module}-0.0.0.dist-info"
+    info.mkdir(parents=True, exist_ok=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module}\nVersion: 0.0.0\n")
+    (info / "entry_points.txt").write_text(f"[{GROUP}]\n{module} = {module}:register\n")
+    return info
+
+
+def plugin_env(site: Path, source: Path, **extra: str) -> dict[str, str]:
+    """A child's environment (:func:`tests.spawn.child_env`) that loads the plugins registered
+    under ``site``, their modules imported from ``source``."""
+    env = child_env(**extra)
+    env["PYTHONPATH"] = f"{env['PYTHONPATH']}:{site}:{source}"
+    return env
+
+
+def wrapping_module(before_call: str) -> str:
+    """Source of a plugin module whose ``register()`` wraps ``GPUModelRunner.execute_model``.
+
+    ``before_call`` is the body of ``_before(n)``, run inside the step before the model
+    runner's forward, where ``n`` counts calls from 1 (``import time, gc`` are in scope).
+    Registering twice (vLLM may load plugins more than once) wraps once."""
+    body = "\n".join(f"    {line}" for line in before_call.strip().splitlines()) or "    pass"
+    return f'''import gc
+import time
+
+
+def _before(n):
+{body}
+
+
+def register():
+    from vllm.v1.worker.gpu_model_runner import GPUModelRunner
+
+    inner = GPUModelRunner.execute_model
+    if getattr(inner, "_test_plugin", False):
+        return
+    calls = [0]
+
+    def execute_model(self, *args, **kwargs):
+        calls[0] += 1
+        _before(calls[0])
+        return inner(self, *args, **kwargs)
+
+    execute_model._test_plugin = True
+    GPUModelRunner.execute_model = execute_model
+'''
+
+
+def busy_wait(seconds: float) -> str:
+    """A ``before_call`` body that spins for ``seconds`` on every call (CPU time, as a slower kernel costs)."""
+    return f"end = time.perf_counter() + {seconds!r}\nwhile time.perf_counter() < end:\n    pass"
