@@ -38,6 +38,12 @@ class Engine(Protocol):
     def has_unfinished(self) -> bool:
         """True while any request is waiting or running."""
 
+    def set_anatomy(self, on: bool) -> bool:
+        """Switch on (or off again) the per-step accounting only the step anatomy reads, so that
+        it runs in the anatomy's own pass and not in the headline window; False when this
+        engine has no such accounting to switch (built with ``--anatomy off``, or an anatomy
+        fixed at build)."""
+
     def reset_prefix_cache(self) -> bool:
         """Empty the prefix cache; returns False if the engine refused (requests in flight)."""
 

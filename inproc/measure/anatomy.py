@@ -1,9 +1,13 @@
 """Step anatomy of a decode cell: what the window's batches were and how close they came to the device.
 
-Every figure is over the batches *formed* by the window's steps (rows ``first_step`` to
-``last_step`` of the step trace, see ``inproc.measure.steps``), whatever step returned
-their outputs. A step's time is its ``Engine.step()`` call, start to end. A column the
-engine did not report makes its figure None (a dash in the report).
+Every figure is over the batches *formed* by the anatomy's own pass (the steps right after
+the decode window, with the same requests in flight; rows ``first_step`` to ``last_step``
+of the step trace, see ``inproc.measure.steps``), whatever step returned their outputs.
+The accounting these figures need (vLLM's per-step FLOP and byte counts, the batch shapes)
+is switched on for that pass only, so the headline's window runs without its cost; a
+record made before the pass existed is read over its window. A step's time is its
+``Engine.step()`` call, start to end. A column the engine did not report makes its figure
+None (a dash in the report).
 
 A run made with ``--anatomy off`` has no anatomy at all: its engine was built without the
 per-step accounting, so the figures are absent (the report says :data:`OFF`), never zero.
@@ -145,11 +149,15 @@ class AnatomyFigures:
     host_overhead: float | None = None  # host_overhead_fraction
     adapter_overhead: float | None = None  # adapter_fraction
     scheduled_tokens: int = 0  # scheduled_tokens
+    # Steps of the anatomy's own pass after the window that these figures were read from
+    # (inproc.measure.metrics.anatomy_window); None: read from the window itself.
+    pass_steps: int | None = None
 
 
 def anatomy_figures(steps: StepTrace, w: Window, peak_bandwidth: float | None,
-                    peak_flops: float | None) -> AnatomyFigures:
-    """The anatomy of the window; fractions against the given peaks (None where a peak is unknown)."""
+                    peak_flops: float | None, own_pass: bool = False) -> AnatomyFigures:
+    """The anatomy of the steps ``w`` (the window, or the anatomy's own pass after it when
+    ``own_pass``); fractions against the given peaks (None where a peak is unknown)."""
     bw, fl = achieved_bandwidth(steps, w), achieved_flops(steps, w)
     return AnatomyFigures(
         graph_step_share=graph_step_share(steps, w),
@@ -163,4 +171,5 @@ def anatomy_figures(steps: StepTrace, w: Window, peak_bandwidth: float | None,
         host_overhead=host_overhead_fraction(steps, w),
         adapter_overhead=adapter_fraction(steps, w),
         scheduled_tokens=scheduled_tokens(steps, w),
+        pass_steps=w.last_step - w.first_step + 1 if own_pass else None,
     )

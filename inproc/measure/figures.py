@@ -67,6 +67,11 @@ class DecodeFigures:
         return asdict(self)
 
 
+def _anatomy(trace: CellTrace, w: m.Window, bw: float | None, fl: float | None) -> AnatomyFigures:
+    aw = m.anatomy_window(trace, w)
+    return an.anatomy_figures(trace.steps, aw, bw, fl, own_pass=aw is not w)
+
+
 def decode_figures(trace: CellTrace, peaks: Peaks | None = None, anatomy: bool = True,
                    kv_pool_blocks: int | None = None) -> DecodeFigures | None:
     """Figures of a decode cell, or None when its window never held a step.
@@ -94,6 +99,6 @@ def decode_figures(trace: CellTrace, peaks: Peaks | None = None, anatomy: bool =
         preemptions=an.preemptions(trace.steps, w),
         spec_acceptance_rate=m.spec_acceptance_rate(trace),
         spec_mean_acceptance_length=m.spec_mean_acceptance_length(trace),
-        anatomy=an.anatomy_figures(trace.steps, w, bw, fl) if anatomy else None,
+        anatomy=_anatomy(trace, w, bw, fl) if anatomy else None,
         kv=kv_usage(trace.steps, w, kv_pool_blocks) if kv_pool_blocks else None,
     )

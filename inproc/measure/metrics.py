@@ -49,6 +49,18 @@ def window(trace: CellTrace) -> Window | None:
     return Window(trace.window_open_s, float(ends[inside[-1]]), int(inside[0]), int(inside[-1]))
 
 
+def anatomy_window(trace: CellTrace, w: Window) -> Window:
+    """The steps the step anatomy is read from: the anatomy's own pass after the window
+    (``CellTrace.anatomy_pass``, from the start of its first step to the end of its last),
+    or the window ``w`` itself in a record without a pass (its accounting ran in the window)."""
+    span = trace.anatomy_pass
+    if span is None or span.last_step < span.first_step:
+        return w
+    steps = trace.steps
+    return Window(float(steps.t_start_s[span.first_step]), float(steps.t_end_s[span.last_step]),
+                  span.first_step, span.last_step)
+
+
 def _counts_in_window(trace: CellTrace, req: RequestTrace, w: Window) -> tuple[np.ndarray, np.ndarray]:
     steps = np.asarray(req.token_steps, dtype=np.int64)
     keep = (steps >= w.first_step) & (steps <= w.last_step)

@@ -89,6 +89,21 @@ class ProfiledSteps:
         return cls(d["kind"], tuple(d.get("files", ())), int(d["first_step"]), int(d["last_step"]))
 
 
+@dataclass(frozen=True)
+class StepSpan:
+    """Rows ``first_step..last_step`` (inclusive) of a cell's step trace."""
+
+    first_step: int
+    last_step: int
+
+    def to_dict(self) -> dict:
+        return {"first_step": self.first_step, "last_step": self.last_step}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "StepSpan":
+        return cls(int(d["first_step"]), int(d["last_step"]))
+
+
 @dataclass
 class CellTrace:
     """Everything measured in one cell, before any statistic."""
@@ -103,6 +118,9 @@ class CellTrace:
     clock_origin_s: float = 0.0  # absolute perf_counter() of the cell start (maps telemetry onto the trace)
     window_steps: int | None = None  # a window of exactly this many steps (None: window_target_s seconds)
     profiled: ProfiledSteps | None = None  # steps a profiler covered after the window
+    # The anatomy's own pass after the window (inproc.run.decode); None: the anatomy's accounting
+    # ran in the window itself (recorded before it had a pass of its own) or not at all.
+    anatomy_pass: StepSpan | None = None
 
     def to_dict(self) -> dict:
         return {
@@ -116,6 +134,7 @@ class CellTrace:
             "clock_origin_s": self.clock_origin_s,
             "window_steps": self.window_steps,
             "profiled": self.profiled.to_dict() if self.profiled else None,
+            "anatomy_pass": self.anatomy_pass.to_dict() if self.anatomy_pass else None,
         }
 
     @classmethod
@@ -131,4 +150,5 @@ class CellTrace:
             clock_origin_s=d.get("clock_origin_s", 0.0),
             window_steps=d.get("window_steps"),
             profiled=ProfiledSteps.from_dict(d["profiled"]) if d.get("profiled") else None,
+            anatomy_pass=StepSpan.from_dict(d["anatomy_pass"]) if d.get("anatomy_pass") else None,
         )

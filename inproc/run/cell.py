@@ -16,6 +16,7 @@ from inproc.plan.matrix import CellPlan
 from inproc.plan.prompts import CellPrompts, PromptFactory, prefill_prompt
 from inproc.record import derive
 from inproc.record.schema import DecodeEntry, PrefillEntry, RunPlan
+from inproc.run.decode import ANATOMY_STEPS
 from inproc.run.driver import DecodeSettings, Driver
 from inproc.run.interrupt import RunInterrupted
 from inproc.run.profiling import DebugSettings
@@ -62,7 +63,8 @@ def measure_decode(driver: Driver, sampling: EntrySampling, prompts: PromptFacto
     if cell.pre_status:
         return derive.unmeasured_entry(cell, s.prompt_mode, reproduce, Verdict(cell.pre_status, cell.pre_reason, ()))
     cell_prompts = CellPrompts(prompts, cell.context, cell.concurrency, s.prompt_mode, s.suffix_tokens)
-    settings = DecodeSettings(cell.concurrency, s.window_s, cell.max_tokens, s.temperature, window_steps=s.window_steps)
+    settings = DecodeSettings(cell.concurrency, s.window_s, cell.max_tokens, s.temperature, window_steps=s.window_steps,
+                              anatomy_steps=ANATOMY_STEPS if s.anatomy else 0)
     try:
         with sampling.sampling():
             trace = driver.decode_cell(cell_prompts, settings, primed, debug)

@@ -18,6 +18,14 @@ on the clock's nanosecond grid: ``inproc.measure.steps.on_ns_grid``):
 - everything else the loop does (filing tokens, the window's bookkeeping, the counters
   read, refills) falls between steps: that is what ``harness_overhead`` measures.
 
+The step anatomy's own pass: the per-step accounting that only the anatomy reads (vLLM's
+``PerfStats`` and the batch shapes, ``inproc.engines.vllm.accounting``) costs about 3 % of
+a small step, so it is off in the window and on for the :data:`ANATOMY_STEPS` steps right
+after it (``DecodeSettings.anatomy_steps``), with the same requests kept in flight. The
+headline's figures come from the window, the anatomy's from that pass
+(``CellTrace.anatomy_pass``). An engine with nothing to switch (``Engine.set_anatomy``
+returns False) has no pass.
+
 Garbage collection: when the window opens, the heap is frozen (``gc.freeze``), so no
 collection inside the window walks what was alive before it (the engine, earlier cells'
 records), and unfrozen when it closes. An engine that keeps its own heap frozen (vLLM
@@ -36,15 +44,17 @@ from typing import Callable, Iterator
 from inproc.engines.base import Engine
 from inproc.engines.cuda import nvtx
 from inproc.measure.steps import StepRecorder, on_ns_grid
-from inproc.measure.trace import CellTrace, RequestTrace
+from inproc.measure.trace import CellTrace, RequestTrace, StepSpan
 from inproc.plan.prompts import CellPrompts
-from inproc.run.interrupt import RunInterrupted
+from inproc.run.idle import drain, stop
 from inproc.run.profiling import AfterWindow, DebugSettings, StepRanges
 from inproc.run.watchdog import watched_step
-from inproc.types import EngineCounters, RequestDelta, RequestSpec, StepResult
+from inproc.types import EngineCounters, RequestSpec, StepResult
 
 Clock = Callable[[], float]
 TICK_S = 0.5  # at most one live status line this often
+#: Steps in the anatomy's own pass after the window (fewer when the window held fewer).
+ANATOMY_STEPS = 64
 
 
 @dataclass(frozen=True)
@@ -57,39 +67,7 @@ class DecodeSettings:
     temperature: float = 1.0
     warmup_limit_s: float = 600.0  # open the window anyway after this long (reason recorded)
     window_steps: int | None = None  # a window of exactly this many steps instead of window_s
-
-
-class EngineNotIdle(RuntimeError):
-    """The engine still had requests when a measurement needed it empty."""
-
-
-def drain(engine: Engine, max_steps: int = 1_000_000) -> None:
-    """Step until the engine holds no request (aborted ones leave at the next step)."""
-    for _ in range(max_steps):
-        if not engine.has_unfinished():
-            return
-        engine.step()
-    raise EngineNotIdle("engine still has requests after draining")
-
-
-def stop(engine: Engine, in_flight: list[str]) -> None:
-    """Leave the engine idle and abandon the measurement in progress (Ctrl-C at a step boundary)."""
-    engine.abort(in_flight)
-    drain(engine)
-    raise RunInterrupted("stopped at a step boundary on request")
-
-
-def file_delta(req: RequestTrace, d: RequestDelta, step_index: int) -> bool:
-    """File a step's delta under its request; True when the request finished."""
-    if d.new_token_ids:
-        req.token_steps.append(step_index)
-        req.token_counts.append(len(d.new_token_ids))
-        req.token_ids.extend(d.new_token_ids)
-    if d.num_cached_tokens is not None and req.num_cached_tokens is None:
-        req.num_cached_tokens = d.num_cached_tokens
-    if d.finished:
-        req.finished_step, req.finish_reason = step_index, d.finish_reason
-    return d.finished
+    anatomy_steps: int = 0  # the anatomy's own pass after the window: at most this many steps (0: none)
 
 
 def window_opens(started: int, c: int, finished: int, now_s: float, limit_s: float) -> str:
@@ -145,6 +123,7 @@ class DecodeCell:
         self.window_steps = 0  # steps inside the window so far
         self.counters_start: EngineCounters | None = None
         self.counters_end: EngineCounters | None = None
+        self.anatomy_pass: StepSpan | None = None  # rows of the anatomy's own pass, once it ran
         self._freeze_window = not heap_frozen()  # asked now: it costs time (see heap_frozen)
         self._thaw_at_close = False  # the window froze the heap
         # The steps, and what is looked into besides the figures.
@@ -164,28 +143,38 @@ class DecodeCell:
             self._thaw()
             if self.after is not None:
                 self.after.abandon()
+            if self.s.anatomy_steps:
+                self.engine.set_anatomy(False)  # also when the pass was cut short
         s = self.s
         return CellTrace(self.rec.freeze(), self._close(), self.open_s, s.window_s, self.reason, self.counters_start,
-                         self.counters_end, self.t0, s.window_steps, self.after.result if self.after else None)
+                         self.counters_end, self.t0, s.window_steps, self.after.result if self.after else None,
+                         self.anatomy_pass)
 
     # -- the loop ------------------------------------------------------------------
     def _loop(self) -> None:
         """Steps until the window (and any profiled steps after it) is done."""
         break_at, after = self.debug.break_at_step, self.after
-        closed, last_tick = False, -TICK_S
+        closed, last_tick, anatomy_left = False, -TICK_S, 0
         while True:
             if break_at and not closed and self.open_s is not None and self.window_steps == break_at - 1:
                 window_step = break_at  # noqa: F841 - for the debugger: the window step about to run
                 breakpoint()  # the Nth window step runs next, on this thread (PYTHONBREAKPOINT picks the debugger)
             i, res, now_s = self._step()
             finished = self._file(res, i)
-            if closed:
+            if anatomy_left:
+                anatomy_left -= 1
+                if not anatomy_left:
+                    self._end_anatomy(i)
+                    if after is None or after.closed_at(i):
+                        return
+            elif closed:
                 if after.stepped(i):
                     return
             elif not self._advance(now_s, finished):
                 closed = True
                 self._thaw()
-                if after is None or after.closed_at(i):
+                anatomy_left = self._start_anatomy(i)
+                if not anatomy_left and (after is None or after.closed_at(i)):
                     return
             if self.should_stop is not None and self.should_stop():
                 stop(self.engine, list(self.active))
@@ -229,7 +218,7 @@ class DecodeCell:
     def _file(self, res: StepResult, step_index: int) -> int:
         """File a step's deltas under their requests; returns how many requests finished.
 
-        :func:`file_delta`, written out: at C = 128 this loop is most of the driver's work
+        :func:`inproc.run.idle.file_delta`, written out: at C = 128 this loop is most of the driver's work
         per step, and a call per delta costs about a third of it.
         """
         finished, active = 0, self.active
@@ -276,6 +265,18 @@ class DecodeCell:
         self.window_steps += 1
         self.counters_end = self.engine.counters()  # as of the last step inside the window
         return s.window_steps is None or self.window_steps < s.window_steps
+
+    def _start_anatomy(self, closed_at: int) -> int:
+        """The window closed at row ``closed_at``: switch the anatomy's accounting on; the pass's steps (0: none)."""
+        n = min(self.s.anatomy_steps, max(self.window_steps, 1))
+        if not n or not self.engine.set_anatomy(True):
+            return 0
+        self.anatomy_pass = StepSpan(closed_at + 1, closed_at)  # grows as the pass steps
+        return n
+
+    def _end_anatomy(self, row: int) -> None:
+        self.engine.set_anatomy(False)
+        self.anatomy_pass = StepSpan(self.anatomy_pass.first_step, row)
 
     def _freeze(self) -> None:
         if self._freeze_window:

@@ -77,6 +77,7 @@ class FakeEngine:
         self.received_s: dict[str, float] = {}  # request id -> clock when add_request began
         self.generation_tokens = self.preemptions = 0
         self.profiles: list[tuple[str, int]] = []  # ("start" | "stop", at step)
+        self.anatomy_switches: list[tuple[bool, int]] = []  # (on, after step): set_anatomy calls
 
     def add_request(self, spec: RequestSpec) -> None:
         self.received_s[spec.request_id] = self.clock()
@@ -143,6 +144,10 @@ class FakeEngine:
         finished = {d.request_id for d in deltas if d.finished}
         self.running = [r for r in self.running if r.rid not in finished]
         return BatchShape(p_reqs, p_reqs * 16, d_reqs, d_reqs), tuple(deltas)
+
+    def set_anatomy(self, on: bool) -> bool:
+        self.anatomy_switches.append((on, self.steps))
+        return True
 
     def reset_prefix_cache(self) -> bool:
         return not self.has_unfinished()

@@ -198,3 +198,36 @@ def test_the_breakpoint_stops_right_before_the_asked_window_step(monkeypatch):
     _, trace = run_cell(engine=eng, debug=DebugSettings(break_at_step=3), window_steps=5)
     assert at == [3]  # the window opened after step 1; window steps 1-2 are steps 2-3
     assert np.isfinite(trace.steps.t_end_s).all()
+
+
+def test_the_anatomy_pass_follows_the_window_with_its_accounting_on_and_the_headline_is_read_without_it():
+    # A step window of 5 steps and a pass of at most 3: the engine is switched on after the
+    # window's last step and off after the pass's last, and the figures read those rows.
+    eng, trace = run_cell(window_s=10.0, window_steps=5, anatomy_steps=3)
+    w = m.window(trace)
+    aw = m.anatomy_window(trace, w)
+    assert trace.anatomy_pass is not None
+    assert (trace.anatomy_pass.first_step, trace.anatomy_pass.last_step) == (w.last_step + 1, w.last_step + 3)
+    assert (aw.first_step, aw.last_step) == (w.last_step + 1, w.last_step + 3)
+    assert aw.open_s == trace.steps.t_start_s[aw.first_step] and aw.close_s == trace.steps.t_end_s[aw.last_step]
+    # Engine steps count from 1: row r is step r + 1, so "on" comes after step w.last_step + 1.
+    on, off = eng.anatomy_switches[0], eng.anatomy_switches[1]
+    assert on == (True, w.last_step + 1) and off == (False, w.last_step + 4)
+    assert all(not s for s, _ in eng.anatomy_switches[1:])
+    fig = an.anatomy_figures(trace.steps, aw, None, None, own_pass=True)
+    assert fig.pass_steps == 3
+    assert fig.scheduled_tokens == int(trace.steps.num_scheduled_tokens[aw.first_step:aw.last_step + 1].sum())
+
+
+def test_a_short_window_gets_a_pass_no_longer_than_itself_and_no_pass_when_not_asked():
+    eng, trace = run_cell(window_s=10.0, window_steps=2, anatomy_steps=64)
+    assert trace.anatomy_pass.last_step - trace.anatomy_pass.first_step + 1 == 2
+    eng, trace = run_cell(window_s=10.0, window_steps=2)
+    assert trace.anatomy_pass is None and eng.anatomy_switches == []
+    assert m.anatomy_window(trace, m.window(trace)) == m.window(trace)
+
+
+def test_profiled_steps_follow_the_anatomy_pass():
+    debug = DebugSettings(profile="torch", profile_steps=2, profile_skip=0)
+    eng, trace = run_cell(window_s=10.0, window_steps=4, anatomy_steps=3, debug=debug)
+    assert trace.profiled.first_step == trace.anatomy_pass.last_step + 1

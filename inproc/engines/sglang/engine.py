@@ -178,6 +178,9 @@ class SglangEngine:
         # Aborted requests count until SGLang reports them gone (at the next step).
         return bool(self._live or self._aborting)
 
+    def set_anatomy(self, on: bool) -> bool:
+        return False  # the anatomy is inproc's estimate, fixed at build (anatomy.py): nothing per step to switch
+
     def reset_prefix_cache(self) -> bool:
         from sglang.srt.managers.io_struct import FlushCacheReqInput, FlushCacheReqOutput, sock_send
 

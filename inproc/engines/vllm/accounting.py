@@ -1,4 +1,4 @@
-"""vLLM's per-step accounting: only what inproc reads is kept, and it can be switched at run time.
+"""vLLM's per-step accounting: only what inproc reads is kept, and it is switched at run time.
 
 With stat logging on (``disable_log_stats=False``, vLLM's default and what the anatomy
 needs), vLLM accounts for every step in two places:
@@ -14,8 +14,18 @@ needs), vLLM accounts for every step in two places:
 
 ``LLMEngine.from_engine_args`` takes custom stat loggers but always adds the default ones
 when stat logging is on, so they are removed after build rather than never made.
+
+What stays is switched between three levels (:class:`AccountingSwitch`). The headline
+window runs at :data:`HEADLINE`: ``SchedulerStats`` (the prefix-cache and speculative
+counters the headline's figures read) and ``CUDAGraphStat`` (a small record per forward:
+each step's graph mode and padding). ``PerfStats`` and the probe's batch shapes, most of
+the cost (about 65 of 76 CPU µs per step at C = 1, docs/measurements.md), run only at
+:data:`ANATOMY`, in the anatomy's own pass after the window (``inproc.run.decode``).
 """
 from __future__ import annotations
+
+OFF, HEADLINE, ANATOMY = "off", "headline", "anatomy"
+LEVELS = (OFF, HEADLINE, ANATOMY)
 
 
 def drop_unread_stats(llm_engine) -> None:
@@ -30,12 +40,14 @@ def drop_unread_stats(llm_engine) -> None:
 
 
 class AccountingSwitch:
-    """Turns off, and on again, the per-step accounting the anatomy reads, in an engine built with it on.
+    """Sets the per-step accounting of an engine built with ``--anatomy on`` to one of :data:`LEVELS`.
 
-    Off is what ``--anatomy off`` builds with stat logging off: no ``SchedulerStats``, no
-    ``CUDAGraphStat``, no ``PerfStats``, no batch shapes in the probe. Used to measure
-    what the accounting costs inside one engine, in alternating blocks of steps
-    (``scripts/bench_anatomy.py``); switch only between steps.
+    - :data:`OFF`: what ``--anatomy off`` builds with stat logging off: no ``SchedulerStats``,
+      no ``CUDAGraphStat``, no ``PerfStats``, no batch shapes in the probe;
+    - :data:`HEADLINE`: ``SchedulerStats`` and ``CUDAGraphStat``; no ``PerfStats``, no batch shapes;
+    - :data:`ANATOMY`: everything the build turned on.
+
+    Switch only between steps.
     """
 
     def __init__(self, engine) -> None:
@@ -44,11 +56,14 @@ class AccountingSwitch:
         self._perf_metrics = self._scheduler.perf_metrics
         if not (self._scheduler.log_stats and self._perf_metrics is not None and self._probe.shapes):
             raise ValueError("AccountingSwitch needs an engine built with --anatomy on")
-        self.on = True
+        self.level = ANATOMY
 
-    def set(self, on: bool) -> None:
-        self._scheduler.log_stats = on  # make_stats() returns None when off
-        self._scheduler.perf_metrics = self._perf_metrics if on else None
-        self._observability.cudagraph_metrics = on  # read by the model runner at every forward
-        self._probe.shapes = on
-        self.on = on
+    def set(self, level: str) -> None:
+        if level not in LEVELS:
+            raise ValueError(f"accounting level {level!r}: one of {', '.join(LEVELS)}")
+        full = level == ANATOMY
+        self._scheduler.log_stats = level != OFF  # make_stats() returns None when off
+        self._observability.cudagraph_metrics = level != OFF  # read by the model runner at every forward
+        self._scheduler.perf_metrics = self._perf_metrics if full else None
+        self._probe.shapes = full
+        self.level = level

@@ -20,7 +20,7 @@ from typing import Sequence
 from inproc.engines.base import EngineBuildError, files_under
 from inproc.engines.pieces import require
 from inproc.engines.flags import one_line
-from inproc.engines.vllm.accounting import drop_unread_stats
+from inproc.engines.vllm.accounting import ANATOMY, HEADLINE, AccountingSwitch, drop_unread_stats
 from inproc.engines.vllm.graphs import capture_memory
 from inproc.engines.vllm.info import read_info
 from inproc.engines.vllm.probe import SchedulerProbe
@@ -50,6 +50,10 @@ class VllmEngine:
         self._probe = SchedulerProbe(self._scheduler, shapes=anatomy)
         self.info = read_info(llm_engine, self._scheduler, model, graph_memory_bytes)
         self._speculative = bool(self.info.settings.speculative_method)
+        # Built with the anatomy's accounting: it runs only in the anatomy's own pass (set_anatomy).
+        self._accounting = AccountingSwitch(self) if anatomy else None
+        if self._accounting is not None:
+            self._accounting.set(HEADLINE)
 
     # -- Engine interface --------------------------------------------------
     def add_request(self, spec: RequestSpec) -> None:
@@ -107,6 +111,13 @@ class VllmEngine:
     def has_unfinished(self) -> bool:
         # Under async scheduling a batch may still be in flight (its outputs not yet returned).
         return bool(self._engine.has_unfinished_requests() or self._core.batch_queue)
+
+    def set_anatomy(self, on: bool) -> bool:
+        """The anatomy's own accounting (``PerfStats``, batch shapes) on or off; False when built without it."""
+        if self._accounting is None:
+            return False
+        self._accounting.set(ANATOMY if on else HEADLINE)
+        return True
 
     def reset_prefix_cache(self) -> bool:
         return bool(self._engine.reset_prefix_cache())
