@@ -125,9 +125,7 @@ def contiguous_placement(world_size: int, nodes: int, on_gpu: bool, backend: str
 
 @dataclass(frozen=True)
 class EngineSettings:
-    """The built engine's resolved settings that inproc reads, typed and named the same for every
-    engine; ``shown``: the rest of what is worth showing beside the figures, by the engine's own
-    argument names, for reports only (no inproc code reads a key of it)."""
+    """The engine's resolved settings inproc reads, named alike for every engine; ``shown``: the rest, for reports."""
 
     dtype: str | None = None  # the model's dtype ("bfloat16")
     quantization: str | None = None  # "fp8", ...; None: unquantized
@@ -138,6 +136,8 @@ class EngineSettings:
     async_scheduling: bool | None = None  # vLLM: steps return the previous batch's outputs (None: not vLLM)
     event_loop: str | None = None  # SGLang: "overlap" or "normal" (None: not SGLang)
     graph_capture_memory_bytes: int | None = None  # what CUDA-graph capture took; None: nothing captured
+    compute_dtype: str | None = None  # the matmuls' dtype, from the engine's kernels (engines/kernels.py)
+    compute_dtype_source: str | None = None  # where it was read from, or why unknown; both None: not recorded
     shown: Mapping[str, object] = field(default_factory=dict)
 
     @classmethod

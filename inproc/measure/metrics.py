@@ -107,6 +107,12 @@ def total_tok_s(trace: CellTrace, w: Window) -> float:
     return output_tokens(trace, w) / w.length_s if w.length_s > 0 else 0.0
 
 
+def tok_s_per_gpu(total: float, gpus: int) -> float:
+    """:func:`total_tok_s` (output tokens inside the window ÷ :func:`measured_for_s`) divided by
+    the GPUs the engine ran on: its ranks, one GPU each (on a CPU run, its worker processes)."""
+    return total / max(int(gpus), 1)
+
+
 def subwindows(trace: CellTrace, w: Window, sub_s: float | None = None, every_steps: int | None = None) -> list[Window]:
     """The window cut into consecutive sub-windows, by time (``sub_s`` seconds) or by ``every_steps`` steps.
 

@@ -54,6 +54,12 @@ Schema history (``schema_version``):
       read that member, hence the version. Older files: nothing moves (their times read as
       written, in ``xor8``).
 
+  Added without a new version (2026-12-02; older readers ignore the fields):
+  ``engine.settings.compute_dtype`` and ``compute_dtype_source``, the dtype the matmuls ran
+  in as read from the kernels the engine chose (``inproc.engines.kernels``). A file without
+  them loads with both null: ``inproc.measure.peaks.compute_dtype`` then takes an
+  unquantized model's dtype and calls a quantized one's unknown.
+
 A file newer than :data:`SCHEMA_VERSION` is refused by the loader (``inproc.record.io``).
 """
 from __future__ import annotations

@@ -13,6 +13,7 @@ from inproc import types as st
 from inproc.measure.anatomy import OFF
 from inproc.render import fmt
 from inproc.render.charts import decode_chart, prefill_chart, step_panels, telemetry_panels
+from inproc.render.curve import curve
 from inproc.render.definitions import shown_definitions
 from inproc.render.header import Header, build_header
 from inproc.render.matrix import MEDIANS_NOTE, Grid, decode_grid, headline, legend_lines, throttle_warnings, ttft_note
@@ -123,7 +124,16 @@ def _decode(rec: RunRecord, rows: list[Measurement], grid: Grid) -> str:
     return ("<h2>Sustained decode</h2><p>total tok/s · rows are context length, columns are simultaneous requests</p>"
             + _table(["Context", *map(str, grid.concurrency)], body, frozenset({0}), "heat")
             + "".join(f"<p>{t(n)}</p>" for n in notes) + warns
-            + '<div class="charts">' + "".join(line_chart(c) for c in charts if c) + "</div>")
+            + '<div class="charts">' + "".join(line_chart(c) for c in charts if c) + "</div>" + _curve(rec, rows))
+
+
+def _curve(rec: RunRecord, rows: list[Measurement]) -> str:
+    """The throughput–interactivity curve (render/curve.py) with its note on the cells left out."""
+    c = curve([("", rec, rows)])
+    if c is None:
+        return ""
+    return (f'<div class="charts curve">{line_chart(c.chart)}</div>'
+            + (f'<p class="curve-note">{t(c.note)}</p>' if c.note else ""))
 
 
 def _kv(rec: RunRecord) -> str:

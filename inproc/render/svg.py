@@ -152,12 +152,14 @@ def _polyline(ax: _Axes, s: Series, color: str, markers: bool) -> list[str]:
     pairs = list(zip(s.xs, s.ys)) + [(None, None)]  # the sentinel flushes the last run
     for x, y in pairs:
         if x is not None and y is not None and _ok(y):
-            run.append(f"{ax.px(x):.1f},{ax.py(y):.1f}")
+            run.append((f"{ax.px(x):.1f}", f"{ax.py(y):.1f}", x, y))
             continue
         if len(run) > 1:
-            out.append(f'<polyline fill="none" stroke="{color}" stroke-width="1.8" points="{" ".join(run)}"/>')
-        if markers or len(run) == 1:  # a lone point has no line to show it
-            out += [f'<circle cx="{p.split(",")[0]}" cy="{p.split(",")[1]}" r="2.5" fill="{color}"/>' for p in run]
+            points = " ".join(f"{a},{b}" for a, b, _, _ in run)
+            out.append(f'<polyline fill="none" stroke="{color}" stroke-width="1.8" points="{points}"/>')
+        if markers or len(run) == 1:  # a lone point has no line to show it; data-x/-y: its values, unrounded
+            out += [f'<circle cx="{a}" cy="{b}" r="2.5" fill="{color}" data-series="{t(s.name)}" '
+                    f'data-x="{float(x)!r}" data-y="{float(y)!r}"/>' for a, b, x, y in run]
         run = []
     return out
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from inproc.engines.sglang.anatomy import FORWARD_SOURCE
+from inproc.engines.sglang.kernels import read_compute_dtype
 from inproc.engines.sglang.nodes import placement
 from inproc.types import Capacity, EngineInfo, EngineSettings, KVCacheGroup, special_token_ids
 
@@ -57,15 +58,22 @@ def read_info(s, server_args, model: str, event_loop: str) -> EngineInfo:
         capacity=capacity,
         vocab_size=int(mc.vocab_size),
         special_token_ids=special_token_ids(mc.hf_config),
-        settings=EngineSettings(
-            dtype=resolved.get("dtype"), quantization=resolved.get("quantization"),
-            kv_cache_dtype=resolved.get("kv_cache_dtype"), tensor_parallel_size=resolved.get("tp_size"),
-            speculative_method=resolved.get("speculative_algorithm"),
-            num_speculative_tokens=resolved.get("speculative_num_draft_tokens"), event_loop=event_loop,
-            graph_capture_memory_bytes=graph_memory_bytes(s), shown={k: resolved.get(k) for k in SETTING_NAMES}),
+        settings=settings(s, resolved, mc, event_loop),
         forward_source=FORWARD_SOURCE,
         placement=placement(server_args, str(s.device)),
     )
+
+
+def settings(s, resolved: dict, mc, event_loop: str) -> EngineSettings:
+    """The resolved ServerArgs inproc reads, and the compute dtype of the model's layers (kernels.py)."""
+    compute, compute_source = read_compute_dtype(s, str(getattr(mc, "dtype", None) or resolved.get("dtype") or ""))
+    return EngineSettings(
+        dtype=resolved.get("dtype"), quantization=resolved.get("quantization"),
+        kv_cache_dtype=resolved.get("kv_cache_dtype"), tensor_parallel_size=resolved.get("tp_size"),
+        speculative_method=resolved.get("speculative_algorithm"),
+        num_speculative_tokens=resolved.get("speculative_num_draft_tokens"), event_loop=event_loop,
+        graph_capture_memory_bytes=graph_memory_bytes(s), compute_dtype=compute,
+        compute_dtype_source=compute_source, shown={k: resolved.get(k) for k in SETTING_NAMES})
 
 
 def window_pool_group(s, page: int) -> KVCacheGroup:

@@ -1,6 +1,7 @@
 """What a built vLLM engine holds: capacity from its own KV-cache config, identity, settings."""
 from __future__ import annotations
 
+from inproc.engines.vllm.kernels import read_compute_dtype
 from inproc.engines.vllm.nodes import placement
 from inproc.types import Capacity, EngineInfo, EngineSettings, KVCacheGroup, special_token_ids
 
@@ -75,15 +76,16 @@ def read_info(llm_engine, scheduler, model: str, graph_memory_bytes: int | None 
         capacity=capacity,
         vocab_size=int(cfg.model_config.get_vocab_size()),
         special_token_ids=special_token_ids(cfg.model_config.hf_config),
-        settings=settings(cfg, graph_memory_bytes),
+        settings=settings(cfg, graph_memory_bytes, read_compute_dtype(llm_engine, str(cfg.model_config.dtype))),
         forward_source=FORWARD_SOURCE,
         placement=placement(cfg.parallel_config),
     )
 
 
-def settings(cfg, graph_memory_bytes: int | None) -> EngineSettings:
+def settings(cfg, graph_memory_bytes: int | None, compute: tuple[str, str] = (None, None)) -> EngineSettings:
     """The resolved settings (after vLLM's platform hooks); what graph capture took, as
-    capture_model() returned it (inproc.engines.vllm.graphs)."""
+    capture_model() returned it (inproc.engines.vllm.graphs); the compute dtype and its source
+    (inproc.engines.vllm.kernels)."""
     spec, comp = cfg.speculative_config, cfg.compilation_config
     return EngineSettings(
         dtype=str(cfg.model_config.dtype).removeprefix("torch."),
@@ -94,6 +96,8 @@ def settings(cfg, graph_memory_bytes: int | None) -> EngineSettings:
         num_speculative_tokens=getattr(spec, "num_speculative_tokens", None) if spec else None,
         async_scheduling=bool(cfg.scheduler_config.async_scheduling),
         graph_capture_memory_bytes=graph_memory_bytes,
+        compute_dtype=compute[0],
+        compute_dtype_source=compute[1],
         shown={
             "enable_expert_parallel": bool(cfg.parallel_config.enable_expert_parallel),
             "enforce_eager": bool(cfg.model_config.enforce_eager),

@@ -38,3 +38,22 @@ def test_step_runs_in_the_calling_thread(vllm_engine, driver, prompts):
     finally:
         handle.remove()
     assert seen and set(seen) == {threading.get_ident()}
+
+
+def _layer_methods(model):
+    """Each torch module's quantization method class and the dtype of its weight, read off the built model."""
+    return [(type(m.quant_method).__name__, str(m.weight.dtype)) for m in model.modules()
+            if hasattr(m, "quant_method") and hasattr(m, "weight") and type(m).__name__.endswith("Linear")]
+
+
+def test_the_recorded_compute_dtype_is_what_the_built_model_s_layers_use(vllm_engine):
+    from inproc.measure.peaks import short_dtype
+
+    settings = vllm_engine.info.settings
+    layers = vllm_engine._engine.apply_model(_layer_methods)[0]  # read from the engine, not the profile
+    assert layers, "the tiny model has linear layers"
+    methods, weight_dtypes = {m for m, _ in layers}, {d for _, d in layers}
+    # On this CPU the tiny model runs unquantized: every linear layer multiplies in the model's own dtype.
+    assert methods == {"UnquantizedLinearMethod"} and len(weight_dtypes) == 1
+    assert settings.compute_dtype == short_dtype(weight_dtypes.pop()) == short_dtype(vllm_engine._engine.vllm_config.model_config.dtype)
+    assert "UnquantizedLinearMethod" in settings.compute_dtype_source and "100%" in settings.compute_dtype_source
