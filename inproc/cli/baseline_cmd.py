@@ -9,6 +9,7 @@ from inproc.compare.keys import check_allow_keys, check_one_profile
 from inproc.compare.samples import SubWindowing
 from inproc.errors import UsageError
 from inproc.record.baseline import load_runs, write_baseline
+from inproc.record.damage import require_raw
 
 
 @click.command(short_help="Fold several runs into one compact baseline.")
@@ -30,6 +31,8 @@ def baseline(run_paths, output, force, allow) -> None:
     runs, labels = [], []
     for path in run_paths:
         side = load_runs(path)
+        for rec in side.runs:
+            require_raw(rec, "a baseline")  # each run is kept as its cells' samples
         runs += side.runs
         labels += [path] if len(side.runs) == 1 else [f"{path} (run {i + 1})" for i in range(len(side.runs))]
     seen: dict[tuple[str, int, str], str] = {}

@@ -20,6 +20,8 @@ from inproc.compare.samples import METRICS, MIN_SUBWINDOWS, SUB_WINDOW_S, SubWin
 from inproc.compare.verdicts import CompareSettings, compare_runs
 from inproc.errors import UsageError
 from inproc.record.baseline import RunSet, load_runs
+from inproc.record.damage import require_raw
+from inproc.record.tojson import entry_id
 from inproc.cli.report_cmd import emit
 from inproc.history.explain import explain
 from inproc.render.compare import render_compare_json, render_compare_markdown, render_compare_text, render_diagnoses
@@ -145,6 +147,9 @@ def compare(baseline_path, new_path, threshold, metrics, fmt, allow, sub_window,
     if output:
         check_output(output, (baseline_path, new_path))
     base, new = load_runs(baseline_path), load_runs(new_path)
+    compared = {entry_id(e) for r in base.runs for e in r.decode} & {entry_id(e) for r in new.runs for e in r.decode}
+    for rec in base.runs + new.runs:
+        require_raw(rec, "compare", compared)  # a cell in both sides is compared from its raw records
     for side in (base, new):
         check_baseline(side, settings.allow_different)
     if two_engines(base.runs, new.runs):

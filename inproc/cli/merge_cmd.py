@@ -7,6 +7,7 @@ import click
 
 from inproc.cli.options import command_line
 from inproc.errors import UsageError
+from inproc.record.damage import require_raw
 from inproc.record.io import load_results, write_results, write_text_atomic
 from inproc.record.merge import merge_shards
 from inproc.render.markdown import render_markdown
@@ -25,7 +26,10 @@ def merge(shard_paths: tuple[str, ...], output: str, force: bool) -> None:
             raise UsageError(f"-o {output!r} is one of the shards. Give a new path for the merged file.")
     if out.exists() and not force:
         raise UsageError(f"Results file {output!r} exists. Pass --force to overwrite it.")
-    record = merge_shards([(path, load_results(path)) for path in shard_paths], command=command_line())
+    shards = [(path, load_results(path)) for path in shard_paths]
+    for _, rec in shards:
+        require_raw(rec, "a merge")  # the merged file holds every entry whole
+    record = merge_shards(shards, command=command_line())
     write_results(out, record)
     write_text_atomic(out.with_suffix(".md"), render_markdown(record))
     click.echo(render_matrix(record))

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Sequence
 
 from inproc.errors import UsageError
+from inproc.record.damage import require_raw
 from inproc.record.io import load_results, read_json
 from inproc.record.schema import RunRecord
 from inproc.record.summary import is_summary, record_from_summary, source_of
@@ -82,6 +83,7 @@ def read_night(p: Path) -> Night:
         raise NotANight(f"{where}: a baseline, not one night. {HINT}")
     else:
         rec, source = load_results(p), where  # the public loader: a results file's storage is its business
+        require_raw(rec, "a history")  # a night is judged from every cell's raw records
     label = p.name.removesuffix(".json").removesuffix(".summary")
     return Night(label, where, rec, source)
 

@@ -40,19 +40,27 @@ def _anatomy(d: dict[str, Any] | None) -> AnatomyFigures | None:
     return AnatomyFigures(**{**known_fields(AnatomyFigures, d), "batch_sizes": sizes})
 
 
+def prefill_figures(d: dict[str, Any]) -> PrefillFigures:
+    """The figures a prefill entry's row holds."""
+    return PrefillFigures(**known_fields(PrefillFigures, d))
+
+
+def decode_figures(d: dict[str, Any]) -> DecodeFigures | None:
+    """The figures a decode cell's row holds (None: its window never held a step)."""
+    if d.get("total_tok_s") is None:
+        return None
+    kv = KvUsage(**known_fields(KvUsage, d["kv"])) if d.get("kv") else None
+    return DecodeFigures(**{**known_fields(DecodeFigures, d), "anatomy": _anatomy(d.get("anatomy")), "kv": kv})
+
+
 def prefill_entry(d: dict[str, Any], verdict: Verdict, samples: Sequence[CellTrace],
                   telemetry: TelemetryTrace | None) -> PrefillEntry:
     """A measured prefill entry with the figures and verdict its file holds."""
-    figs = PrefillFigures(**known_fields(PrefillFigures, d))
-    return PrefillEntry(d["context"], verdict, tuple(samples), figs, _telemetry(d, telemetry))
+    return PrefillEntry(d["context"], verdict, tuple(samples), prefill_figures(d), _telemetry(d, telemetry))
 
 
 def decode_entry(d: dict[str, Any], cell: CellPlan, prompt_mode: str, reproduce: str, verdict: Verdict,
                  trace: CellTrace, telemetry: TelemetryTrace | None) -> DecodeEntry:
     """A measured decode cell with the figures and verdict its file holds (no figures: its window never held a step)."""
-    figs = None
-    if d.get("total_tok_s") is not None:
-        kv = KvUsage(**known_fields(KvUsage, d["kv"])) if d.get("kv") else None
-        figs = DecodeFigures(**{**known_fields(DecodeFigures, d), "anatomy": _anatomy(d.get("anatomy")), "kv": kv})
-    return DecodeEntry(cell.context, cell.concurrency, verdict, cell.max_tokens, prompt_mode, trace, figs,
+    return DecodeEntry(cell.context, cell.concurrency, verdict, cell.max_tokens, prompt_mode, trace, decode_figures(d),
                        cell.capacity, _telemetry(d, telemetry), None, reproduce)

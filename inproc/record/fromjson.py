@@ -16,7 +16,8 @@ from inproc.measure.trace import CellTrace
 from inproc.plan.capacity import CapacityCheck
 from inproc.plan.matrix import CellPlan
 from inproc.plan.settings import MatrixSettings
-from inproc.record import cached, derive, scope
+from inproc.errors import UsageError
+from inproc.record import cached, damage, derive, scope
 from inproc.record.cells import read_cell
 from inproc.record.definitions import DEFINITIONS_VERSION
 from inproc.record.schema import DecodeEntry, EngineRecord, Machine, PrefillEntry, ProfileRef, RunPlan, RunRecord
@@ -29,7 +30,9 @@ def from_json(d: dict[str, Any], cells_root: Path | None, rederive: bool = False
 
     Each entry's figures, telemetry figures and verdict are taken from the file when it says
     they were derived by today's definitions (``definitions_version``) and ``rederive`` is
-    False; otherwise they are derived again from the raw records.
+    False; otherwise they are derived again from the raw records. An entry whose cell file
+    cannot be read, or is another run's, is an Error entry made from its row
+    (``inproc.record.damage``), listed in the record's ``unreadable``.
     """
     plan = _plan(d["plan"])
     capacity = _capacity(d["capacity"])
@@ -37,6 +40,10 @@ def from_json(d: dict[str, Any], cells_root: Path | None, rederive: bool = False
     machine = Machine(**known_fields(Machine, d.get("machine") or {}))
     peaks = run_peaks(machine.gpu_devices, machine.cpu, engine.settings)
     use_cache = not rederive and d.get("definitions_version") == DEFINITIONS_VERSION
+    lost: list = []
+    prefill = tuple(_entry(e, d, cells_root, lost, plan, lambda r: _prefill(r, use_cache)) for e in d.get("prefill", []))
+    decode = tuple(_entry(e, d, cells_root, lost, plan, lambda r: _decode(r, plan, capacity, peaks, use_cache))
+                   for e in d.get("decode", []))
     return RunRecord(
         tool=dict(d["tool"]),
         created=d["created"],
@@ -46,24 +53,42 @@ def from_json(d: dict[str, Any], cells_root: Path | None, rederive: bool = False
         engine=engine,
         capacity=capacity,
         machine=machine,
-        prefill=tuple(_prefill(_with_cell(e, cells_root), use_cache) for e in d.get("prefill", [])),
-        decode=tuple(_decode(_with_cell(e, cells_root), plan, capacity, peaks, use_cache) for e in d.get("decode", [])),
+        prefill=prefill,
+        decode=decode,
         finished=bool(d.get("finished", False)),
         notes=tuple(d.get("notes", ())),
         measure_s=float((d.get("timing") or {}).get("measure_s", 0.0)),
         **scope.from_json(d),
         schema_version=int(d["schema_version"]),
+        unreadable=tuple(lost),
     )
 
 
-def _with_cell(d: dict[str, Any], cells_root: Path | None) -> dict[str, Any]:
-    """An entry's JSON with its raw records put back from its cell file (inline entries as they are)."""
+def _entry(row: dict[str, Any], d: dict[str, Any], cells_root: Path | None, lost: list, plan: RunPlan, make):
+    """``make`` of a manifest row with its cell file's raw records, or its Error entry when that file
+    cannot be read or is another run's (appended to ``lost``)."""
+    try:
+        full = _with_cell(row, cells_root, d.get("created"))
+    except UsageError as e:
+        cell = damage.unreadable(cells_root / row["cell_file"], e, Path(row["cell_file"]).stem)
+        lost.append(cell)
+        return damage.unreadable_entry(row, cell, plan)
+    return make(full)
+
+
+def _with_cell(d: dict[str, Any], cells_root: Path | None, created: Any) -> dict[str, Any]:
+    """An entry's JSON with its raw records put back from its cell file (inline entries as they are).
+
+    A cell file that is missing, damaged, or written by another run than ``created`` is a
+    one-line :class:`UsageError` naming it."""
     name = d.get("cell_file")
     if not name:
         return d
     if cells_root is None:
         raise ValueError(f"entry names cell file {name!r} but the record was not read from a file")
-    raw = read_cell(cells_root / name)  # missing or damaged: a one-line UsageError naming it
+    raw = read_cell(cells_root / name)
+    if raw.get("created") != created:
+        raise damage.another_run(cells_root / name, raw.get("created"), created)
     d = {**d, **raw.get("entry", {}), "raw": raw.get("samples"), "trace": raw.get("trace")}
     if d.get("telemetry") is not None:
         d["telemetry"] = {**d["telemetry"], "trace": raw.get("telemetry")}

@@ -22,14 +22,16 @@ from typing import Any
 
 from inproc.errors import UsageError
 from inproc.record.atomic import write_atomic
+from inproc.record.claim import Claim, clear_cells
 from inproc.record.cells import read_skeleton, write_cell
+from inproc.record.damage import require_raw, unlisted_row
 from inproc.record.fromjson import from_json
 from inproc.record.migrate import SCHEMA_VERSION, migrate
 from inproc.record.schema import RunRecord
 from inproc.record.tojson import entry_id, entry_json, header_json, plan_json, raw_json, to_json
 
 __all__ = ["SCHEMA_VERSION", "ResultsWriter", "cells_dir", "load_results", "plan_json", "read_finished",
-           "record_from_json", "to_json", "write_results", "write_text_atomic"]
+           "record_from_json", "to_json", "write_manifest", "write_results", "write_text_atomic"]
 
 RESULTS_HINT = "Give the JSON written by 'inproc run --out'."
 BASELINE_KIND = "inproc-baseline"  # the "kind" of a baseline file (inproc.record.baseline), which holds runs
@@ -55,20 +57,31 @@ class ResultsWriter:
     adds every cell file of this run (same ``created``) that the manifest does not list yet,
     so nothing measured is lost however the run ends. ``bytes_written`` counts every byte
     written, so a benchmark can set it against the record's size on disk.
+
+    The writer claims the path (``inproc.record.claim``: one writer at a time, a killed one's
+    temp files removed) until :meth:`close`. A new file (``new``; by default when ``record`` is
+    None or holds no entry) is begun at the first save: a manifest without entries replaces the
+    old one, the old cell folder is moved aside and deleted, and only then are cells written.
+    A crash at any point leaves the old file whole, or the new run's manifest (whose loader
+    passes over cells of the old run: another ``created``), resumable.
     """
 
-    def __init__(self, path: str | os.PathLike, record: RunRecord | None = None) -> None:
+    def __init__(self, path: str | os.PathLike, record: RunRecord | None = None, new: bool | None = None) -> None:
         self.path, self.cells = Path(path), cells_dir(path)
         self.bytes_written = 0
         self._header: dict[str, Any] | None = None
+        self.claim = Claim(self.path, self.cells)
         # A resumed record's entries were read from their cell files: not written again. (One
         # held without a cell file, a resumed schema-6 file's, is written at the first save.)
         held = (record.prefill + record.decode) if record is not None else ()
+        self._new = not held if new is None else new
         self.files = {entry_id(e): f"{entry_id(e)}.npz" for e in held if (self.cells / f"{entry_id(e)}.npz").is_file()}
 
     def save(self, record: RunRecord, manifest: bool = False) -> None:
         """Write the cell files of entries not written yet; the manifest too when its header
         changed, the run finished, or ``manifest`` asks."""
+        if self._new:
+            self._begin(record)
         for e in record.prefill + record.decode:
             name = entry_id(e)
             if name not in self.files:
@@ -77,15 +90,47 @@ class ResultsWriter:
                 self.files[name] = f"{name}.npz"
         header = header_json(record)
         if manifest or record.finished or header != self._header:
-            text = json.dumps({**to_json(record, self.files), "cells": self.cells.name}, separators=(",", ":"))
-            self.bytes_written += write_text_atomic(self.path, text)
-            self._header = header
+            self._write_manifest(record)
+
+    def _begin(self, record: RunRecord) -> None:
+        """A new file's first step: a manifest of the header alone in place, the old cell folder removed."""
+        self._write_manifest(dataclasses.replace(record, prefill=(), decode=(), finished=False))
+        clear_cells(self.cells)
+        self._new = False
+
+    def _write_manifest(self, record: RunRecord) -> None:
+        text = json.dumps({**to_json(record, self.files), "cells": self.cells.name}, separators=(",", ":"))
+        self.bytes_written += write_text_atomic(self.path, text)
+        self._header = header_json(record)
+
+    def close(self) -> None:
+        """Give up the claim on the path (another run may write it then)."""
+        self.claim.release()
 
 
 def write_results(path: str | os.PathLike, record: RunRecord) -> int:
-    """Write a whole results file (manifest and every cell file); the bytes written."""
+    """Write a whole, new results file (manifest and every cell file, replacing any at ``path``); the bytes written.
+
+    An entry read from an unreadable cell file has no raw records to write: one line."""
+    require_raw(record, "writing a results file")
     writer = ResultsWriter(path)
-    writer.save(record, manifest=True)
+    try:
+        writer.save(record, manifest=True)
+    finally:
+        writer.close()
+    return writer.bytes_written
+
+
+def write_manifest(path: str | os.PathLike, record: RunRecord) -> int:
+    """Rewrite the manifest of a results file ``record`` was read from (its header changed, e.g. a
+    note added); no cell file is written again (an older file's entries held inline get theirs,
+    once). The bytes written."""
+    require_raw(record, "rewriting a results file")
+    writer = ResultsWriter(path, record, new=False)
+    try:
+        writer.save(record, manifest=True)
+    finally:
+        writer.close()
     return writer.bytes_written
 
 
@@ -94,11 +139,16 @@ def load_results(path: str | os.PathLike, rederive: bool = False) -> RunRecord:
     """Read a results file, migrating an older schema; figures are derived again from the raw
     records when the file's definitions are not today's, or when ``rederive`` asks.
 
-    A missing, foreign or newer file is a one-line :class:`UsageError`.
+    A missing, foreign or newer file is a one-line :class:`UsageError`. An entry whose cell file
+    cannot be read is an Error entry (``inproc.record.damage``); with ``rederive``, which needs
+    every raw record, it is that cell file's one-line error.
     """
     p = Path(path)
     data = read_json(p, "results file", f"No results file at {str(path)!r}. {RESULTS_HINT}")
-    return record_from_json(data, str(p), p.parent, rederive)
+    rec = record_from_json(data, str(p), p.parent, rederive)
+    if rederive:
+        require_raw(rec, "deriving the figures again")
+    return rec
 
 
 def read_finished(path: str | os.PathLike) -> bool:
@@ -131,14 +181,23 @@ def record_from_json(data: Any, where: str, folder: Path | None = None, rederive
 
 def with_unlisted_cells(data: dict[str, Any], cells: Path) -> dict[str, Any]:
     """An unfinished run's manifest plus the entries of its cell files written after the manifest
-    was (same ``created``: cell files of an earlier run at this path are passed over)."""
+    was (same ``created``: cell files of an earlier run at this path are passed over).
+
+    One that cannot be read, named as an entry of the plan, is added as a bare row: it loads
+    as an Error entry naming it (``inproc.record.damage``), since it may be this run's."""
     listed = {d.get("cell_file") for d in data.get("prefill", []) + data.get("decode", [])}
     found = sorted((p for p in cells.glob("*.npz") if p.name not in listed), key=lambda p: p.stat().st_mtime_ns)
     rows = {"prefill": list(data.get("prefill", [])), "decode": list(data.get("decode", []))}
     for p in found:
-        skeleton = read_skeleton(p)
-        if skeleton.get("created") == data.get("created") and "entry" in skeleton:
-            rows["prefill" if p.name.startswith("prefill-") else "decode"].append({**skeleton["entry"], "cell_file": p.name})
+        try:
+            skeleton = read_skeleton(p)
+        except UsageError:
+            row = unlisted_row(p.name, data.get("plan") or {})
+        else:
+            ours = skeleton.get("created") == data.get("created") and "entry" in skeleton
+            row = {**skeleton["entry"], "cell_file": p.name} if ours else None
+        if row is not None:
+            rows["decode" if "concurrency" in row else "prefill"].append(row)
     return {**data, **rows}
 
 

@@ -193,6 +193,16 @@ class DecodeEntry(_Judged):
         return "cache-warm" if self.prompt_mode == "shared" else "cold"
 
 
+@dataclass(frozen=True)
+class UnreadableCell:
+    """An entry whose cell file could not be read (damaged, missing, or another run's): the record
+    holds it as an Error entry made from its manifest row, without raw records."""
+
+    entry: str  # the entry's id, its cell file's stem: prefill-8192, decode-8192x16
+    path: str  # the cell file
+    reason: str  # the reader's one-line message, starting with the path
+
+
 @dataclass(frozen=True, eq=False)
 class RunRecord:
     """Everything one ``inproc run`` (or ``inproc cell``) measured, plus what reproduces it."""
@@ -216,6 +226,7 @@ class RunRecord:
     shard: ShardRef | None = None  # the part of the plan this file measured (None: all of it)
     merged_from: tuple[MergedShard, ...] = ()  # the shards `inproc merge` made this file from
     schema_version: int = 0  # the version the file was written in, before migration (0: not read from a file)
+    unreadable: tuple[UnreadableCell, ...] = ()  # entries read from their manifest row alone (inproc.record.damage)
 
     @property
     def settings(self) -> MatrixSettings:

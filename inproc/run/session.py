@@ -23,6 +23,7 @@ from inproc.plan.prompts import PromptFactory
 from inproc.plan.shard import Shard, plan_id, planned_entries, shard_plan
 from inproc.plan.settings import MatrixSettings
 from inproc.profiles.spec import Profile
+from inproc.record.damage import require_raw
 from inproc.record.io import load_results
 from inproc.record.schema import EngineRecord, Machine, ProfileRef, RunPlan, RunRecord, ShardRef
 from inproc.run.cell import warm_up
@@ -35,6 +36,10 @@ from inproc.run.watchdog import StepTimeout
 from inproc.telemetry.metadata import collect_metadata
 from inproc.types import LaunchSpec
 from inproc.telemetry.sampler import DEFAULT_HZ, open_telemetry
+
+
+#: A resumed run's note begins so, followed by when it was resumed.
+RESUMED = "resumed"
 
 
 def check_output_path(out: str | None, force: bool) -> None:
@@ -66,15 +71,20 @@ def resume_refusal(old: RunRecord, profile: Profile, settings: MatrixSettings) -
 
 def new_record(profile: Profile, plan: RunPlan, info, build_s: float, warmup_s: float, command: str,
                machine: Machine, old: RunRecord | None = None) -> RunRecord:
-    """The whole header of a results file; a resumed run keeps the entries and notes of ``old``."""
+    """The whole header of a results file; a resumed run keeps the entries, notes and ``created`` of ``old``.
+
+    ``created`` is the run's identity (a history dates the night by it, each cell file carries
+    it): a resumed run keeps its first one, and its notes say when it was resumed.
+    """
     engine = EngineRecord(info.name, info.version, info.model, info.dummy_weights, info.vocab_size, info.settings,
                           info.forward_source, round(build_s, 3), round(warmup_s, 3))
-    rec = RunRecord(tool={"name": "inproc", "version": inproc.__version__}, created=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    now = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    rec = RunRecord(tool={"name": "inproc", "version": inproc.__version__}, created=now,
                     command=command, profile=profile_ref(profile), plan=plan, engine=engine, capacity=info.capacity,
                     machine=machine, placement=info.placement)
     if old is not None:
-        rec = dataclasses.replace(rec, prefill=old.prefill, decode=old.decode, notes=old.notes + ("resumed",),
-                                  measure_s=old.measure_s)
+        rec = dataclasses.replace(rec, created=old.created, prefill=old.prefill, decode=old.decode,
+                                  notes=old.notes + (f"{RESUMED} {now}",), measure_s=old.measure_s)
     return rec
 
 
@@ -111,6 +121,7 @@ def _checked_start(profile: Profile, settings: MatrixSettings, out: str | None, 
     old = None
     if resume:
         old = load_results(resume)
+        require_raw(old, "--resume")  # a resumed file is written whole again
         why = resume_refusal(old, profile, settings)
         if why:
             raise UsageError(f"Cannot resume {resume!r}: {why}. Start a new run with --out, or use the same profile and flags.")
@@ -200,6 +211,8 @@ def run_matrix(profile: Profile, settings: MatrixSettings, *, out: str | None, s
                 runner.save()
                 raise RunInterrupted(f"interrupted; everything measured so far is saved in {out}") from None
     finally:
+        if runner is not None and runner.writer is not None:
+            runner.writer.close()
         current = runner.engine if runner else engine
         if current is not None:
             current.shutdown()

@@ -86,14 +86,15 @@ def load(path: str) -> SelftestReport:
 
 
 def attach(record, report: SelftestReport, path: str):
-    """``record`` with the selftest's one-line verdict in its notes (an OPTIONAL note: old files have none), saved to ``path``."""
+    """``record`` with the selftest's one-line verdict in its notes (an OPTIONAL note: old files have none), saved to
+    ``path``: its manifest alone (every cell file is written once, by the run)."""
     import dataclasses
 
-    from inproc.record.io import write_results
+    from inproc.record.io import write_manifest
 
     note = report.summary()
     if (record.engine.name, record.engine.version) != (report.engine, report.version):
         note += f"; this run's engine is {record.engine.name} {record.engine.version}, not the build the selftest checked"
     record = dataclasses.replace(record, notes=tuple(record.notes) + (note,))
-    write_results(path, record)
+    write_manifest(path, record)
     return record

@@ -122,9 +122,9 @@ def test_the_writer_writes_each_cell_once_and_the_manifest_when_its_header_chang
         stamps.update({p.name: p.stat().st_mtime_ns for p in cells_dir(out).iterdir() if p.name not in stamps})
     assert {p.name: p.stat().st_mtime_ns for p in cells_dir(out).iterdir()} == stamps  # none rewritten
     cells = sum(p.stat().st_size for p in cells_dir(out).iterdir())
-    # The header never changed: the manifest was written once, at the first save.
+    # The header never changed: the manifest was written once, at the first save, before any cell file.
     assert writer.bytes_written == cells + out.stat().st_size
-    assert len(json.loads(out.read_text())["decode"]) == 1
+    assert len(json.loads(out.read_text())["decode"]) == 0
     assert [x.key for x in load_results(out).decode] == [x.key for x in rec.decode]  # the rest from the cell files
     resumed = load_results(out)
     assert not read_finished(out)
@@ -134,13 +134,17 @@ def test_the_writer_writes_each_cell_once_and_the_manifest_when_its_header_chang
     assert read_finished(out)
 
 
-def test_a_missing_cell_file_is_one_line_and_finished_needs_only_the_manifest(tmp_path):
+def test_a_missing_cell_file_is_an_error_entry_and_finished_needs_only_the_manifest(tmp_path):
     out = tmp_path / "r.json"
     write_results(out, load_results(SMALL))
     victim = next(cells_dir(out).iterdir())
     victim.unlink()
-    with pytest.raises(UsageError, match=f"{victim.name}.*missing") as e:
-        load_results(out)
+    rec = load_results(out)
+    assert [u.entry for u in rec.unreadable] == [victim.stem]
+    assert sum(e.status == st.ERROR and f"{victim.name} unreadable: missing" in e.reason
+               for e in rec.prefill + rec.decode) == 1
+    with pytest.raises(UsageError, match=f"{victim.name}: missing") as e:
+        load_results(out, rederive=True)
     assert "\n" not in str(e.value)
     assert read_finished(out) is load_results(SMALL).finished
 
@@ -174,6 +178,30 @@ def test_cell_files_of_an_earlier_run_at_the_path_are_not_taken(tmp_path):
     ResultsWriter(out, dataclasses.replace(fresh, decode=())).save(fresh)
     again = load_results(out)
     assert [x.key for x in again.decode] == [rec.decode[0].key] and not again.prefill
+    assert sorted(p.name for p in cells_dir(out).iterdir()) == [f"decode-{rec.decode[0].key}.npz"]  # the old folder went
+
+
+@pytest.mark.parametrize("crash_in", ["clear_cells", "write_cell"])
+def test_a_new_run_that_crashes_at_its_first_save_never_reads_the_old_runs_cells(tmp_path, monkeypatch, crash_in):
+    """The first save of a new file (``--force`` over an old one) replaces the manifest before the old
+    cell folder goes and before any new cell: a crash anywhere leaves a file of one run."""
+    from inproc.record import io
+
+    rec = load_results(SMALL)
+    out = tmp_path / "r.json"
+    write_results(out, dataclasses.replace(rec, created="earlier"))
+
+    def crash(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(io, crash_in, crash)
+    new = dataclasses.replace(rec, decode=rec.decode[:1], prefill=(), finished=False)
+    writer = ResultsWriter(out, dataclasses.replace(new, decode=()))
+    with pytest.raises(KeyboardInterrupt):
+        writer.save(new)
+    writer.close()
+    left = load_results(out)
+    assert left.created == rec.created and not left.finished and not left.decode and not left.unreadable
 
 
 def test_cached_figures_come_back_as_the_typed_figures_they_were(tmp_path):

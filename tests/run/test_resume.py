@@ -52,7 +52,7 @@ def test_sigkill_then_resume(tmp_path):
     done = run_child([*cmd, "--resume", str(out)])
     assert done.returncode == 0, done.stderr[-2000:]
     final = json.loads(out.read_text())
-    assert final["finished"] and "resumed" in final["notes"]
+    assert final["finished"] and final["created"] == killed.created and any(n.startswith("resumed ") for n in final["notes"])
     keys = [(c["context"], c["concurrency"]) for c in final["decode"]]
     assert sorted(keys) == sorted((L, C) for L in (256, 512) for C in (1, 2, 3)) and len(set(keys)) == 6
     assert len(final["prefill"]) == 1

@@ -57,8 +57,11 @@ def test_a_run_attaches_the_record_to_its_results_notes(tmp_path):
     attach(record, same, str(path))
     assert load_results(path).notes[-1] == same.summary()
     other = dataclasses.replace(same, version="0.0.1")
+    cells = {p: (p.stat().st_mtime_ns, p.read_bytes()) for p in (tmp_path / "r.cells").iterdir()}
+    assert len(cells) == len(record.prefill) + len(record.decode)  # the older inline file got its cell files, once
     attach(load_results(path), other, str(path))
     assert load_results(path).notes[-1].endswith("not the build the selftest checked")
+    assert {p: (p.stat().st_mtime_ns, p.read_bytes()) for p in (tmp_path / "r.cells").iterdir()} == cells  # manifest only
 
 
 def test_a_bad_selftest_file_is_one_line_before_anything_is_built(tmp_path, capsys):
