@@ -16,6 +16,7 @@ from inproc.measure.anatomy import AnatomyFigures
 from inproc.measure.figures import DecodeFigures, PrefillFigures
 from inproc.measure.judge import Verdict
 from inproc.measure.kv import KvUsage
+from inproc.measure.slow import SlowFigures
 from inproc.measure.trace import CellTrace
 from inproc.plan.matrix import CellPlan
 from inproc.record.schema import DecodeEntry, PrefillEntry
@@ -53,6 +54,8 @@ def decode_entry(d: dict[str, Any], cell: CellPlan, prompt_mode: str, reproduce:
     figs = None
     if d.get("total_tok_s") is not None:
         kv = KvUsage(**known_fields(KvUsage, d["kv"])) if d.get("kv") else None
-        figs = DecodeFigures(**{**known_fields(DecodeFigures, d), "anatomy": _anatomy(d.get("anatomy")), "kv": kv})
+        slow = SlowFigures(**known_fields(SlowFigures, d["slow"])) if d.get("slow") else None
+        figs = DecodeFigures(**{**known_fields(DecodeFigures, d), "anatomy": _anatomy(d.get("anatomy")), "kv": kv,
+                                "slow": slow})
     return DecodeEntry(cell.context, cell.concurrency, verdict, cell.max_tokens, prompt_mode, trace, figs,
                        cell.capacity, _telemetry(d, telemetry), None, reproduce)

@@ -16,7 +16,8 @@ from inproc.engines.base import Engine
 from inproc.measure.steps import StepRecorder, on_ns_grid
 from inproc.measure.trace import CellTrace, RequestTrace
 from inproc.plan.prompts import CellPrompts
-from inproc.run.decode import Clock, DecodeCell, DecodeSettings, EngineNotIdle, drain, file_delta, stop
+from inproc.run.decode import Clock, DecodeCell, DecodeSettings, file_delta
+from inproc.run.idle import EngineNotIdle, drain, stop
 from inproc.run.profiling import DebugSettings
 from inproc.run.watchdog import watched_step
 from inproc.types import RequestSpec
