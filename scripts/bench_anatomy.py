@@ -1,18 +1,22 @@
-"""The instrument's own cost, inside one engine: the step anatomy's accounting and the step watchdog, each
-switched on and off in alternating blocks of steps.
+"""The instrument's own cost, inside one engine: the step anatomy's accounting, the step watchdog and the
+garbage collector's recording per step, each switched on and off in alternating blocks of steps.
 
 One vLLM engine is built with the anatomy on (the CPU default profile, room for C = 128).
 For each C, C requests are kept in flight (a finished one is refilled before the next step;
 their output lengths are staggered so they do not all finish at once) and the engine is
-stepped in blocks of ``--block-steps`` steps. Each block runs under one of four settings:
+stepped in blocks of ``--block-steps`` steps. Each block runs under one of eight settings:
 
 - the anatomy's accounting on or off (:class:`inproc.engines.vllm.accounting.AccountingSwitch`:
   vLLM's ``SchedulerStats``, ``CUDAGraphStat``, ``PerfStats`` and the probe's batch shapes,
   i.e. everything ``--anatomy on`` adds to a build with stat logging off);
 - the step watchdog armed or not around each step, as the decode loop arms it
-  (``arm_step`` before the step's first clock read, ``disarm_step`` after its second).
+  (``arm_step`` before the step's first clock read, ``disarm_step`` after its second);
+- the GC recording on or off (``inproc.run.gcwatch.GcWatch``: its ``gc.callbacks`` entry
+  installed, and its two takes around each step as the decode loop takes them). Every block
+  records its steps' rows as the decode loop does (``StepRecorder``), the GC columns
+  "not recorded" when off.
 
-A round is the four blocks, in the order ABCD, then DCBA in the next round, so drift in
+A round is the eight blocks, in one order, then reversed in the next round, so drift in
 the machine's speed falls on every setting alike. The first ``--settle-steps`` steps of a
 block are stepped but not counted. A block's tok/s is the output tokens its counted steps
 returned over their span (end of the last settle step to end of the block's last step,
@@ -38,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import itertools
 import os
 import statistics
 import time
@@ -49,8 +54,9 @@ PROFILE = ROOT / "launch_profiles" / "cpu-vllm-tiny-llama.toml"
 SETS = ("max-num-seqs=128", "num-gpu-blocks-override=6144", "max-num-batched-tokens=8192")
 PROMPT_TOKENS, MIN_OUTPUT, MAX_OUTPUT = 64, 512, 1024
 TARGET = 0.995
-#: The settings of a round's four blocks, in its order (reversed every other round): (accounting on, watchdog armed).
-SETTINGS = ((True, True), (False, True), (True, False), (False, False))
+#: The settings of a round's blocks, in its order (reversed every other round): (accounting on, watchdog armed,
+#: GC recorded).
+SETTINGS = tuple(itertools.product((True, False), repeat=3))
 #: (label, owner path on VllmEngine, method): the remaining accounting's own calls, for --parts.
 PARTS = (
     ("PerfStats (MFU metrics)", "_scheduler.perf_metrics", "get_step_perf_stats_per_gpu"),
@@ -64,6 +70,7 @@ class Block:
 
     accounting: bool
     armed: bool
+    gc: bool = False
     tokens: int = 0
     span_s: float = 0.0
     step_s: float = 0.0
@@ -75,7 +82,9 @@ class InFlight:
     """C requests kept in flight on the engine; :meth:`step` makes one step and refills what finished."""
 
     def __init__(self, engine, c: int, tag: int) -> None:
+        from inproc.measure.steps import StepRecorder
         from inproc.plan.prompts import CellPrompts, PromptFactory
+        from inproc.run.gcwatch import GcWatch
 
         info = engine.info
         self.engine, self.c = engine, c
@@ -83,6 +92,7 @@ class InFlight:
                                    "distinct", 16)
         self.live: set[str] = set()
         self.serial = 0
+        self.rec, self.gc = StepRecorder(), GcWatch()
         for _ in range(c):
             self._submit()
 
@@ -108,12 +118,15 @@ class InFlight:
         a = clock()
         if dog is not None:
             dog.arm_step()
+        between = self.gc.take()
         ts = clock()
         res = self.engine.step()
         te = clock()
+        inside = self.gc.take()
         if dog is not None:
             dog.disarm_step(te - ts)
         d = clock()
+        self.rec.append(ts, te, res, inside + between)
         tokens = 0
         for delta in res.deltas:
             if delta.request_id in self.live:
@@ -130,10 +143,14 @@ class InFlight:
             self.engine.step()
 
 
-def run_block(flight: InFlight, switch, dog, accounting: bool, armed: bool, steps: int, settle: int) -> Block:
+def run_block(flight: InFlight, switch, dog, accounting: bool, armed: bool, gc: bool, steps: int, settle: int) -> Block:
     """One block under one setting (switched before its first step)."""
     switch.set(accounting)
-    block = Block(accounting, armed)
+    if gc:
+        flight.gc.start()
+    else:
+        flight.gc.stop()
+    block = Block(accounting, armed, gc)
     watch = dog if armed else None
     end = 0.0
     for _ in range(settle):
@@ -150,17 +167,18 @@ def run_block(flight: InFlight, switch, dog, accounting: bool, armed: bool, step
 
 
 def measure_c(engine, switch, dog, c: int, rounds: int, steps: int, settle: int) -> list[list[Block]]:
-    """``rounds`` rounds of the four settings at concurrency ``c``; the blocks by round."""
+    """``rounds`` rounds of the eight settings at concurrency ``c``; the blocks by round."""
     flight = InFlight(engine, c, 11 + c)
     try:
         flight.settle()
         out = []
         for r in range(rounds):
             order = SETTINGS if r % 2 == 0 else SETTINGS[::-1]
-            out.append([run_block(flight, switch, dog, acc, armed, steps, settle) for acc, armed in order])
+            out.append([run_block(flight, switch, dog, acc, armed, gc, steps, settle) for acc, armed, gc in order])
         return out
     finally:
         switch.set(True)
+        flight.gc.stop()
         flight.close()
 
 
@@ -231,10 +249,11 @@ def report(c: int, rounds: list[list[Block]], parts: dict[str, float] | None) ->
     bare = [b for b in blocks if not b.armed]
     acc = _ratios(rounds, lambda b: b.accounting)
     dog = _ratios(rounds, lambda b: b.armed)
+    gcr = _ratios(rounds, lambda b: b.gc)
     verdict = "meets" if statistics.median(acc) >= TARGET else "misses"
     n_steps = rounds[0][0].steps
     lines = [
-        f"C={c}: anatomy on ÷ off, decode tok/s = {_spread(acc)} over {len(rounds)} rounds of 4 blocks of {n_steps} "
+        f"C={c}: anatomy on ÷ off, decode tok/s = {_spread(acc)} over {len(rounds)} rounds of {len(SETTINGS)} blocks of {n_steps} "
         f"steps; {verdict} the >= {TARGET} target",
         f"  mean step {mean(on, 'step_s'):.0f} µs on vs {mean(off, 'step_s'):.0f} µs off "
         f"({mean(on, 'step_s') - mean(off, 'step_s'):+.1f} µs); {sum(b.tokens for b in blocks) / sum(b.steps for b in blocks):.1f} "
@@ -242,6 +261,8 @@ def report(c: int, rounds: list[list[Block]], parts: dict[str, float] | None) ->
         f"C={c}: watchdog armed ÷ unarmed, decode tok/s = {_spread(dog)}; its calls (arm_step + disarm_step, outside "
         f"the step's timing) {mean(armed, 'dog_s') - mean(bare, 'dog_s'):.2f} µs per step "
         f"[{mean(armed, 'dog_s'):.2f} armed, {mean(bare, 'dog_s'):.2f} µs for the clock reads alone]",
+        f"C={c}: GC recording on ÷ off, decode tok/s = {_spread(gcr)}; "
+        f"{'meets' if statistics.median(gcr) >= TARGET else 'misses'} the >= {TARGET} target",
     ]
     if parts:
         total = sum(parts.values())
@@ -267,7 +288,7 @@ def build_engine():
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--concurrency", default="1,8,128", help="the Cs measured, one after another")
-    ap.add_argument("--rounds", type=int, default=20, help="rounds of four blocks per C")
+    ap.add_argument("--rounds", type=int, default=20, help="rounds of eight blocks per C")
     ap.add_argument("--block-steps", default="40,40,8", help="counted steps per block, per C")
     ap.add_argument("--settle-steps", type=int, default=1, help="steps after each switch that are not counted")
     ap.add_argument("--parts", action="store_true", help="afterwards, time the remaining accounting's calls directly")
