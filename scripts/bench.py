@@ -15,6 +15,9 @@
              switched inside one engine in alternating blocks of steps, and the step
              watchdog's cost per step, armed ÷ unarmed the same way (scripts/bench_anatomy.py;
              its own flags). Target >= 0.995.
+  slow       the slow-step rule's false flags on clean cells (target <= 1 in 1,000 window steps) and its
+             detection of gc.collect() and sleeps planted inside vLLM's step, with their causes
+             (scripts/bench_slow.py; its own flags).
   compare    inproc compare's own rates: false positives on saved same-build runs, detection
              of a slowdown planted for real on this CPU (scripts/bench_compare.py; its
              flags: scripts/bench.py compare --help).
@@ -181,7 +184,7 @@ def overhead() -> None:
 
 
 #: Subcommand -> its module in scripts/, whose ``main(argv)`` returns the exit status.
-SUBCOMMANDS = {"anatomy": "bench_anatomy", "compare": "bench_compare", "record": "bench_record", "history": "bench_history",
+SUBCOMMANDS = {"anatomy": "bench_anatomy", "slow": "bench_slow", "compare": "bench_compare", "record": "bench_record", "history": "bench_history",
                "speed": "bench_speed", "verdict": "bench_verdict", "otava": "bench_otava"}
 
 

@@ -1,10 +1,11 @@
 """The instrument's own cost, inside one engine: the accounting left in the headline's window, the step
-anatomy's own accounting, and the step watchdog, each switched in alternating blocks of steps.
+anatomy's own accounting, the step watchdog and the garbage collector's recording per step, each switched
+in alternating blocks of steps.
 
 One vLLM engine is built with the anatomy on (the CPU default profile, room for C = 128).
 For each C, C requests are kept in flight (a finished one is refilled before the next step;
 their output lengths are staggered so they do not all finish at once) and the engine is
-stepped in blocks of ``--block-steps`` steps. Each block runs under one of four settings:
+stepped in blocks of ``--block-steps`` steps. Each block runs under one setting of:
 
 - the accounting at one of its levels (:class:`inproc.engines.vllm.accounting.AccountingSwitch`):
   ``headline``, what a decode window runs with under ``--anatomy on`` (vLLM's
@@ -12,10 +13,15 @@ stepped in blocks of ``--block-steps`` steps. Each block runs under one of four 
   the window adds (``PerfStats`` and the probe's batch shapes); ``off``, what ``--anatomy off``
   builds with stat logging off;
 - the step watchdog armed or not around each step, as the decode loop arms it
-  (``arm_step`` before the step's first clock read, ``disarm_step`` after its second).
+  (``arm_step`` before the step's first clock read, ``disarm_step`` after its second);
+- the GC recording on or off (``inproc.run.gcwatch.GcWatch``: its ``gc.callbacks`` entry
+  installed, and its two takes around each step as the decode loop takes them). Every block
+  records its steps' rows as the decode loop does (``StepRecorder``), the GC columns
+  "not recorded" when off.
 
-The four blocks of a round: headline, anatomy and off with the watchdog armed, then off
-unarmed. A round runs them in the order ABCD, then DCBA in the next round, so drift in
+The five blocks of a round: headline, anatomy and off, each with the watchdog armed and GC
+recorded (as a run measures); then off unarmed, and off with GC not recorded. A round runs
+them in one order, then reversed in the next round, so drift in
 the machine's speed falls on every setting alike. The first ``--settle-steps`` steps of a
 block are stepped but not counted. A block's tok/s is the output tokens its counted steps
 returned over their span (end of the last settle step to end of the block's last step,
@@ -55,8 +61,10 @@ PROFILE = ROOT / "launch_profiles" / "cpu-vllm-tiny-llama.toml"
 SETS = ("max-num-seqs=128", "num-gpu-blocks-override=6144", "max-num-batched-tokens=8192")
 PROMPT_TOKENS, MIN_OUTPUT, MAX_OUTPUT = 64, 512, 1024
 TARGET = 0.995
-#: The settings of a round's four blocks, in its order (reversed every other round): (accounting level, watchdog armed).
-SETTINGS = (("headline", True), ("anatomy", True), ("off", True), ("off", False))
+#: The settings of a round's blocks, in its order (reversed every other round): (accounting level,
+#: watchdog armed, GC recorded).
+SETTINGS = (("headline", True, True), ("anatomy", True, True), ("off", True, True), ("off", False, True),
+            ("off", True, False))
 #: (label, owner path on VllmEngine, method): the anatomy's accounting calls, for --parts.
 PARTS = (
     ("PerfStats (MFU metrics)", "_scheduler.perf_metrics", "get_step_perf_stats_per_gpu"),
@@ -70,6 +78,7 @@ class Block:
 
     level: str
     armed: bool
+    gc: bool = False
     tokens: int = 0
     span_s: float = 0.0
     step_s: float = 0.0
@@ -81,7 +90,9 @@ class InFlight:
     """C requests kept in flight on the engine; :meth:`step` makes one step and refills what finished."""
 
     def __init__(self, engine, c: int, tag: int) -> None:
+        from inproc.measure.steps import StepRecorder
         from inproc.plan.prompts import CellPrompts, PromptFactory
+        from inproc.run.gcwatch import GcWatch
 
         info = engine.info
         self.engine, self.c = engine, c
@@ -89,6 +100,7 @@ class InFlight:
                                    "distinct", 16)
         self.live: set[str] = set()
         self.serial = 0
+        self.rec, self.gc = StepRecorder(), GcWatch()
         for _ in range(c):
             self._submit()
 
@@ -114,12 +126,15 @@ class InFlight:
         a = clock()
         if dog is not None:
             dog.arm_step()
+        between = self.gc.take()
         ts = clock()
         res = self.engine.step()
         te = clock()
+        inside = self.gc.take()
         if dog is not None:
             dog.disarm_step(te - ts)
         d = clock()
+        self.rec.append(ts, te, res, inside + between)
         tokens = 0
         for delta in res.deltas:
             if delta.request_id in self.live:
@@ -136,10 +151,14 @@ class InFlight:
             self.engine.step()
 
 
-def run_block(flight: InFlight, switch, dog, level: str, armed: bool, steps: int, settle: int) -> Block:
+def run_block(flight: InFlight, switch, dog, level: str, armed: bool, gc: bool, steps: int, settle: int) -> Block:
     """One block under one setting (switched before its first step)."""
     switch.set(level)
-    block = Block(level, armed)
+    if gc:
+        flight.gc.start()
+    else:
+        flight.gc.stop()
+    block = Block(level, armed, gc)
     watch = dog if armed else None
     end = 0.0
     for _ in range(settle):
@@ -156,17 +175,18 @@ def run_block(flight: InFlight, switch, dog, level: str, armed: bool, steps: int
 
 
 def measure_c(engine, switch, dog, c: int, rounds: int, steps: int, settle: int) -> list[list[Block]]:
-    """``rounds`` rounds of the four settings at concurrency ``c``; the blocks by round."""
+    """``rounds`` rounds of the eight settings at concurrency ``c``; the blocks by round."""
     flight = InFlight(engine, c, 11 + c)
     try:
         flight.settle()
         out = []
         for r in range(rounds):
             order = SETTINGS if r % 2 == 0 else SETTINGS[::-1]
-            out.append([run_block(flight, switch, dog, level, armed, steps, settle) for level, armed in order])
+            out.append([run_block(flight, switch, dog, level, armed, gc, steps, settle) for level, armed, gc in order])
         return out
     finally:
         switch.set("anatomy")  # time_parts times the anatomy's calls
+        flight.gc.stop()
         flight.close()
 
 
@@ -222,8 +242,8 @@ def _spread(xs: list[float]) -> str:
     return f"{statistics.median(xs):.4f} (quartiles {q[0]:.4f}–{q[2]:.4f}, range {min(xs):.4f}–{max(xs):.4f})"
 
 
-def _setting(level: str, armed: bool = True):
-    return lambda b: b.level == level and b.armed == armed
+def _setting(level: str, armed: bool = True, gc: bool = True):
+    return lambda b: b.level == level and b.armed == armed and b.gc == gc
 
 
 def report(c: int, rounds: list[list[Block]], parts: dict[str, float] | None) -> str:
@@ -231,15 +251,16 @@ def report(c: int, rounds: list[list[Block]], parts: dict[str, float] | None) ->
     blocks = [b for r in rounds for b in r]
     mean = lambda pick, attr: (sum(getattr(b, attr) for b in blocks if pick(b))  # noqa: E731
                                / sum(b.steps for b in blocks if pick(b)) * 1e6)
-    off, bare = _setting("off"), _setting("off", armed=False)
+    off, bare, untraced = _setting("off"), _setting("off", armed=False), _setting("off", gc=False)
     head = _ratios(rounds, _setting("headline"), off)
     anat = _ratios(rounds, _setting("anatomy"), off)
     dog = _ratios(rounds, off, bare)
-    verdict = "meets" if statistics.median(head) >= TARGET else "misses"
+    gcr = _ratios(rounds, off, untraced)
+    verdict = lambda xs: "meets" if statistics.median(xs) >= TARGET else "misses"  # noqa: E731
     step = {level: mean(_setting(level), "step_s") for level in ("headline", "anatomy", "off")}
     lines = [
         f"C={c}: headline ÷ off (what --anatomy on leaves in the window), decode tok/s = {_spread(head)} over "
-        f"{len(rounds)} rounds of 4 blocks of {rounds[0][0].steps} steps; {verdict} the >= {TARGET} target",
+        f"{len(rounds)} rounds of {len(SETTINGS)} blocks of {rounds[0][0].steps} steps; {verdict(head)} the >= {TARGET} target",
         f"C={c}: anatomy ÷ off (its own pass's accounting, were it in the window), decode tok/s = {_spread(anat)}",
         f"  mean step {step['headline']:.0f} µs headline, {step['anatomy']:.0f} µs anatomy, {step['off']:.0f} µs off "
         f"({step['headline'] - step['off']:+.1f} / {step['anatomy'] - step['off']:+.1f} µs); "
@@ -247,6 +268,7 @@ def report(c: int, rounds: list[list[Block]], parts: dict[str, float] | None) ->
         f"C={c}: watchdog armed ÷ unarmed, decode tok/s = {_spread(dog)}; its calls (arm_step + disarm_step, outside "
         f"the step's timing) {mean(off, 'dog_s') - mean(bare, 'dog_s'):.2f} µs per step "
         f"[{mean(off, 'dog_s'):.2f} armed, {mean(bare, 'dog_s'):.2f} µs for the clock reads alone]",
+        f"C={c}: GC recording on ÷ off, decode tok/s = {_spread(gcr)}; {verdict(gcr)} the >= {TARGET} target",
     ]
     if parts:
         total = sum(parts.values())
@@ -271,7 +293,7 @@ def build_engine():
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--concurrency", default="1,8,128", help="the Cs measured, one after another")
-    ap.add_argument("--rounds", type=int, default=20, help="rounds of four blocks per C")
+    ap.add_argument("--rounds", type=int, default=20, help="rounds of five blocks per C")
     ap.add_argument("--block-steps", default="40,40,8", help="counted steps per block, per C")
     ap.add_argument("--settle-steps", type=int, default=1, help="steps after each switch that are not counted")
     ap.add_argument("--parts", action="store_true", help="afterwards, time the anatomy's accounting calls directly")

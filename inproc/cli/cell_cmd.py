@@ -31,18 +31,22 @@ from inproc.units import parse_int_list, parse_tokens
 @matrix_options
 @debug_options(with_breakpoint=True)
 def cell(profile_path, context, concurrency, prefill, sets, out, force, seed, loop_check, telemetry_hz, profiler,
-         profile_steps, profile_skip, profile_dir, profile_with_stack, nvtx, break_at_step, step_timeout, **flags):
+         profile_steps, profile_skip, profile_dir, profile_with_stack, nvtx, break_at_step, break_at_slow_step, profile_slow, step_timeout,
+         **flags):
     """Measure one sustained-decode cell (and optionally its cold prefill).
 
     \b
     Look inside it (nothing here changes a figure: profiled steps come after the window):
       --profile torch --profile-steps 5      a trace of 5 steps right after the window
       --window-steps 50 --break-at-step 3    pdb right before window step 3, on the engine's thread
+      --break-at-slow-step                   pdb right after the first slow step (p cause, p detail, p step)
+      --profile-slow --profile-steps 20      a torch trace of the 20-step chunk holding the first slow step and the one before
       --profile cuda --nvtx                  under nsys profile --capture-range=cudaProfilerApi
 
     Exit codes as 'inproc run': 4 when the cell was not measured (Error, Over capacity, ...).
     """
-    debug = debug_settings(out, profiler, profile_steps, profile_skip, profile_dir, profile_with_stack, nvtx, break_at_step)
+    debug = debug_settings(out, profiler, profile_steps, profile_skip, profile_dir, profile_with_stack, nvtx, break_at_step,
+                           break_at_slow_step, profile_slow)
     profile = load_with_overrides(profile_path, sets)
     L = parse_tokens(context)
     C = parse_int_list(concurrency)

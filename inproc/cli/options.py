@@ -78,6 +78,12 @@ def debug_options(with_breakpoint: bool):
         if with_breakpoint:
             opts.append(click.option("--break-at-step", type=int,
                                      help="Call breakpoint() right before the Nth step of the window (PYTHONBREAKPOINT picks the debugger)."))
+            opts.append(click.option("--break-at-slow-step", is_flag=True,
+                                     help="Call breakpoint() right after the window's first slow step, judged as the window "
+                                          "goes (inproc.measure.slow); locals: row, step, cause, detail, median_ms."))
+            opts.append(click.option("--profile-slow", is_flag=True,
+                                     help="Profile the window in chunks of --profile-steps steps (--profile, default torch) and "
+                                          "keep the chunk holding the first slow step and the one before it."))
         for opt in reversed(opts):
             f = opt(f)
         return f
@@ -85,12 +91,16 @@ def debug_options(with_breakpoint: bool):
 
 
 def debug_settings(out: str | None, profiler=None, profile_steps=10, profile_skip=0, profile_dir=None,
-                   profile_with_stack=False, nvtx=False, break_at_step=None) -> DebugSettings:
-    """The debug flags as settings; traces default to RESULTS.profiles/ beside the results file."""
+                   profile_with_stack=False, nvtx=False, break_at_step=None, break_at_slow_step=False,
+                   profile_slow=False) -> DebugSettings:
+    """The debug flags as settings; traces default to RESULTS.profiles/ beside the results file;
+    --profile-slow profiles with torch unless --profile says otherwise."""
+    if profile_slow and not profiler:
+        profiler = "torch"
     if profiler and not profile_dir:
         profile_dir = str(Path(out).with_suffix(".profiles") if out else Path("inproc-profiles"))
     return DebugSettings(profiler, profile_steps, profile_skip, str(Path(profile_dir).resolve()) if profile_dir else "",
-                         profile_with_stack, nvtx, break_at_step)
+                         profile_with_stack, nvtx, break_at_step, break_at_slow_step, profile_slow)
 
 
 #: The flag of each MatrixSettings field that a flag of its own sets (the rest: --field-name).

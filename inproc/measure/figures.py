@@ -14,6 +14,7 @@ from inproc.measure import metrics as m
 from inproc.measure.anatomy import AnatomyFigures
 from inproc.measure.kv import KvUsage, kv_usage
 from inproc.measure.peaks import Peaks
+from inproc.measure.slow import SlowFigures, slow_figures
 from inproc.measure.trace import CellTrace
 
 
@@ -62,6 +63,7 @@ class DecodeFigures:
     spec_mean_acceptance_length: float | None  # m.spec_mean_acceptance_length
     anatomy: AnatomyFigures | None = None  # an.anatomy_figures
     kv: KvUsage | None = None  # inproc.measure.kv.kv_usage
+    slow: SlowFigures | None = None  # inproc.measure.slow.slow_figures
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -101,4 +103,5 @@ def decode_figures(trace: CellTrace, peaks: Peaks | None = None, anatomy: bool =
         spec_mean_acceptance_length=m.spec_mean_acceptance_length(trace),
         anatomy=_anatomy(trace, w, bw, fl) if anatomy else None,
         kv=kv_usage(trace.steps, w, kv_pool_blocks) if kv_pool_blocks else None,
+        slow=slow_figures(trace.steps, w),
     )

@@ -4,14 +4,16 @@ Times are seconds on ``time.perf_counter()`` relative to the cell's start, on th
 nanosecond grid (:func:`on_ns_grid`: the clock counts nanoseconds; the bits below them are
 float arithmetic, which no file could compress). A row holds
 what its step did: the queues and the batch the scheduler formed in it (its shape,
-scheduled tokens, preemptions), its host time inside the scheduler, and, once the
-engine reports it, that batch's forward (CUDA-graph mode, padding, FLOPs, bytes).
+scheduled tokens, preemptions), its host time inside the scheduler, the garbage
+collector's pauses inside the step and in the gap before it (:data:`GC_INTS`), and, once
+the engine reports it, that batch's forward (CUDA-graph mode, padding, FLOPs, bytes).
 ``output_of[i]`` is the row whose batch produced the outputs step ``i`` returned: ``i``
 itself when steps are synchronous, ``i - 1`` under vLLM's async scheduling or SGLang's
 overlap loop, -1 when it returned none (or the batch was formed before the cell).
 
 Unknown values are -1 (integers) and NaN (floats): an engine that does not report a
-figure, or a file written before the column existed.
+figure, or a file written before the column existed (the GC columns of a file written
+before they were recorded: "not recorded").
 """
 from __future__ import annotations
 
@@ -29,7 +31,17 @@ STEP_FLOATS = ("t_start_s", "t_end_s", "schedule_s", "update_s", "probe_s", "con
 #: Integer columns of the step itself; the first four are in every file ever written.
 STEP_INTS = ("num_running", "num_waiting", "num_scheduled_tokens", "num_preempted", "num_prefill_reqs",
              "num_prefill_tokens", "num_decode_reqs", "num_decode_tokens", "output_of",
-             "kv_used_blocks", "kv_used_window_blocks")  # the KV blocks held (StepResult.kv_used_blocks)
+             "kv_used_blocks", "kv_used_window_blocks",  # the KV blocks held (StepResult.kv_used_blocks)
+             "gc_count", "gc_generation", "gc_ns", "gc_between_count", "gc_between_generation", "gc_between_ns")
+#: The garbage collector's pauses of a step (``inproc.run.gcwatch.GcWatch``), the last of STEP_INTS:
+#: collections that ran inside the step (between the two clock reads around ``Engine.step()``,
+#: on any thread of this process), then those that ran in the gap before it (after the previous
+#: step's end: the driver filing tokens and refilling, ``add_request``); each as the number of
+#: collections, the oldest generation collected (-1: none) and their time in nanoseconds.
+#: -1 in every one: not recorded (older files; ``GcWatch`` off).
+GC_INTS = STEP_INTS[-6:]
+#: A row's GC columns when nothing was recorded.
+NO_GC = (-1,) * len(GC_INTS)
 #: Columns of a batch's forward, filed under the row of the step that formed the batch.
 FORWARD_FLOATS = ("flops", "read_bytes", "write_bytes")
 FORWARD_INTS = ("graph_mode", "num_unpadded_tokens", "num_padded_tokens")
@@ -115,8 +127,10 @@ class StepRecorder:
         self._f = array("d")
         self._i = array("q")
 
-    def append(self, t_start: float, t_end: float, res: StepResult) -> int:
-        """Record one step (and the forward of the batch it returned); returns its index."""
+    def append(self, t_start: float, t_end: float, res: StepResult, gc: tuple[int, ...] = NO_GC) -> int:
+        """Record one step (and the forward of the batch it returned); returns its index.
+
+        ``gc``: the step's :data:`GC_INTS`, in their order (inside, then the gap before it)."""
         i = self._n
         b = res.batch
         shape = (b.num_prefill_reqs, b.num_prefill_tokens, b.num_decode_reqs, b.num_decode_tokens) if b else _NO_SHAPE
@@ -125,7 +139,7 @@ class StepRecorder:
         self._f.extend((t_start, t_end, res.schedule_s, res.update_s, res.probe_s, res.convert_s, *_NO_FORWARD_F))
         self._i.extend((res.num_running, res.num_waiting, res.num_scheduled_tokens, res.num_preempted, *shape,
                         source if source >= 0 else -1, -1 if kv is None else kv,
-                        -1 if kv_window is None else kv_window, *_NO_FORWARD_I))
+                        -1 if kv_window is None else kv_window, *gc, *_NO_FORWARD_I))
         self._n = i + 1
         if res.forward is not None and source >= 0:
             self._set_forward(source, res.forward)
@@ -141,6 +155,11 @@ class StepRecorder:
 
     def __len__(self) -> int:
         return self._n
+
+    def row(self, i: int) -> dict[str, float | int]:
+        """Row ``i`` as recorded so far, by column name (times not yet on the nanosecond grid)."""
+        f, n = self._f[i * _NF:(i + 1) * _NF], self._i[i * _NI:(i + 1) * _NI]
+        return {**dict(zip(FLOAT_COLUMNS, f)), **dict(zip(INT_COLUMNS, n))}
 
     def freeze(self) -> StepTrace:
         """The rows as a trace; the step's times (``STEP_FLOATS``) put on the nanosecond grid."""

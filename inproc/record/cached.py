@@ -16,6 +16,7 @@ from inproc.measure.anatomy import AnatomyFigures
 from inproc.measure.figures import DecodeFigures, PrefillFigures
 from inproc.measure.judge import Verdict
 from inproc.measure.kv import KvUsage
+from inproc.measure.slow import SlowFigures
 from inproc.measure.trace import CellTrace
 from inproc.plan.matrix import CellPlan
 from inproc.record.schema import DecodeEntry, PrefillEntry
@@ -50,7 +51,9 @@ def decode_figures(d: dict[str, Any]) -> DecodeFigures | None:
     if d.get("total_tok_s") is None:
         return None
     kv = KvUsage(**known_fields(KvUsage, d["kv"])) if d.get("kv") else None
-    return DecodeFigures(**{**known_fields(DecodeFigures, d), "anatomy": _anatomy(d.get("anatomy")), "kv": kv})
+    slow = SlowFigures(**known_fields(SlowFigures, d["slow"])) if d.get("slow") else None
+    return DecodeFigures(**{**known_fields(DecodeFigures, d), "anatomy": _anatomy(d.get("anatomy")), "kv": kv,
+                            "slow": slow})
 
 
 def prefill_entry(d: dict[str, Any], verdict: Verdict, samples: Sequence[CellTrace],

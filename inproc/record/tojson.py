@@ -48,9 +48,9 @@ def header_json(rec: RunRecord) -> dict[str, Any]:
 
 
 #: What a manifest row keeps of an entry (the rest is in its cell file): its key, status and
-#: reason, and its figures but the step anatomy (``DecodeFigures`` / ``PrefillFigures`` fields).
+#: reason, and its figures but the step anatomy and the slow steps (``DecodeFigures`` / ``PrefillFigures`` fields).
 HEADLINE = ("context", "concurrency", "status", "reason", "cell_file") + tuple(
-    f.name for cls in (DecodeFigures, PrefillFigures) for f in dataclasses.fields(cls) if f.name != "anatomy")
+    f.name for cls in (DecodeFigures, PrefillFigures) for f in dataclasses.fields(cls) if f.name not in ("anatomy", "slow"))
 
 
 def entry_json(e: PrefillEntry | DecodeEntry) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from inproc.measure import anatomy as an
 from inproc.measure import metrics as m
+from inproc.measure import slow
 import inproc.telemetry.metrics as tm
 
 # Function names in docstrings are shown as the figure's name in the report.
@@ -71,6 +72,9 @@ def definitions() -> list[Definition]:
         Definition("Spec mean acceptance length", doc(m.spec_mean_acceptance_length)),
         Definition("Prefill TTFT", f"{doc(m.prefill_ttft_s)} Prompt tok/s: {doc(m.prompt_tok_s)}"),
         Definition("Prefill steps", doc(m.prefill_steps)),
+        Definition("Slow steps", doc(slow.threshold_s).removesuffix(" Returns that limit, in the unit of its arguments.")
+                   + " " + doc(slow.cause_of).removesuffix(" Returns (cause, detail in words).")),
+        Definition("Slow-step time", doc(slow.slow_time_share)),
         Definition("Measuring time", doc(m.wall_per_window, full=True)),
         Definition("Step anatomy", clean((inspect.getdoc(an) or "").split("\n\n")[1])),
         Definition("CUDA graphs", doc(an.graph_step_share) + f" Token shares: {doc(an.graph_token_share)}"),

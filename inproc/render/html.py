@@ -19,6 +19,7 @@ from inproc.render.header import Header, build_header
 from inproc.render.matrix import MEDIANS_NOTE, Grid, decode_grid, headline, legend_lines, throttle_warnings, ttft_note
 from inproc.render.kv_matrix import KV_NOTE, kv_grid
 from inproc.render.measurements import PREFILL, Measurement, measurements, shown_columns
+from inproc.render import slow_steps
 from inproc.render.svg import line_chart, t
 from inproc.record.schema import RunRecord
 from inproc.units import format_tokens
@@ -47,7 +48,8 @@ def render_html(rec: RunRecord) -> str:
     grid = decode_grid(rec.settings, rows, rec.shard.cells if rec.shard else None)
     h = build_header(rec)
     # The matrix first: a person opens the page to read it; the setup is there to answer questions about it.
-    body = [_title(h), _decode(rec, rows, grid), _kv(rec), _prefill(rows), _steps(rec), _telemetry(rec), _setup(h), _all(rows)]
+    body = [_title(h), _decode(rec, rows, grid), _kv(rec), _prefill(rows), _steps(rec), _slow(rec), _telemetry(rec), _setup(h),
+            _all(rows)]
     return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{t('Speed test matrix · ' + h.title)}</title><style>{CSS}</style></head><body>\n"
             + "\n".join(b for b in body if b) + "\n</body></html>\n")
@@ -122,7 +124,8 @@ def _decode(rec: RunRecord, rows: list[Measurement], grid: Grid) -> str:
     charts = [decode_chart(grid, "total_tok_s", "Total tok/s by concurrency", "total tok/s"),
               decode_chart(grid, "per_request_tok_s", "Per request tok/s by concurrency", "per request tok/s")]
     return ("<h2>Sustained decode</h2><p>total tok/s · rows are context length, columns are simultaneous requests</p>"
-            + _table(["Context", *map(str, grid.concurrency)], body, frozenset({0}), "heat")
+            + '<div class="charts">' + _table(["Context", *map(str, grid.concurrency)], body, frozenset({0}), "heat")
+            + _slow_matrix(rec, grid) + "</div>"
             + "".join(f"<p>{t(n)}</p>" for n in notes) + warns
             + '<div class="charts">' + "".join(line_chart(c) for c in charts if c) + "</div>" + _curve(rec, rows))
 
@@ -134,6 +137,34 @@ def _curve(rec: RunRecord, rows: list[Measurement]) -> str:
         return ""
     return (f'<div class="charts curve">{line_chart(c.chart)}</div>'
             + (f'<p class="curve-note">{t(c.note)}</p>' if c.note else ""))
+
+
+def _slow_matrix(rec: RunRecord, grid: Grid) -> str:
+    """Slow steps per cell (their share of the window's time), on the same grid as tok/s."""
+    entries = {(e.context, e.concurrency): e for e in rec.decode}
+    if not any(e.figures is not None and e.figures.slow is not None for e in entries.values()):
+        return ""
+    body = [[t(format_tokens(L)), *(t(slow_steps.grid_text(entries.get((L, C)))) for C in grid.concurrency)]
+            for L in grid.contexts]
+    return ('<div><p class="sub">slow steps (share of the window\'s time)</p>'
+            + _table(["Context", *map(str, grid.concurrency)], body, frozenset({0})) + "</div>")
+
+
+def _slow(rec: RunRecord) -> str:
+    rows = slow_steps.summary_rows(rec)
+    if not rows:
+        return ""
+    table = _table(slow_steps.HEAD, [[t(r.cell), t(r.steps), t(r.slow), t(r.share), t(r.causes), t(r.tail), t(r.gc)]
+                                     for r in rows], frozenset({0, 4}))
+    blocks = []
+    for e in rec.decode:
+        chart = slow_steps.timeline(e) if e.figures is not None else None
+        if chart is not None:
+            worst = "".join(f"<div class=sub>{t(x)}</div>" for x in slow_steps.worst_lines(e, 3))
+            blocks.append(f'<div class="panel"><h3>{t(f"decode {format_tokens(e.context)} × {e.concurrency}")}</h3>'
+                          f"{line_chart(chart)}{worst}</div>")
+    return (f"<h2>Slow steps</h2><p>{t(slow_steps.NOTE)}</p>" + table
+            + f'<div class="charts">{"".join(blocks)}</div>')
 
 
 def _kv(rec: RunRecord) -> str:

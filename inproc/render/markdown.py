@@ -19,6 +19,7 @@ from inproc.render.matrix import (
 )
 from inproc.render.kv_matrix import KV_NOTE, kv_grid
 from inproc.render.measurements import PREFILL, Measurement, measurements, shown_columns
+from inproc.render.slow_steps import markdown_section
 from inproc.record.schema import RunRecord
 from inproc.units import format_tokens
 
@@ -26,7 +27,8 @@ from inproc.units import format_tokens
 def render_markdown(rec: RunRecord) -> str:
     """The whole report as Markdown text (ends with a newline)."""
     rows = measurements(rec)
-    blocks = [_header(build_header(rec)), _prefill(rows), _decode(rec, rows), _kv(rec), _all(rows)]
+    blocks = [_header(build_header(rec)), _prefill(rows), _decode(rec, rows), _kv(rec), markdown_section(rec, table),
+              _all(rows)]
     return "\n\n".join(b for b in blocks if b) + "\n"
 
 

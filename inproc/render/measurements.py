@@ -16,6 +16,7 @@ from inproc import types as st
 from inproc.record.schema import DecodeEntry, PrefillEntry, RunRecord
 from inproc.render import fmt
 from inproc.measure.anatomy import AnatomyFigures
+from inproc.measure.slow import SlowFigures
 from inproc.telemetry.figures import TelemetryFigures
 from inproc.units import format_tokens
 
@@ -47,6 +48,7 @@ class Measurement:
     prefill_steps: int | None = None
     telemetry: TelemetryFigures | None = None
     anatomy: AnatomyFigures | None = None
+    slow: SlowFigures | None = None
     throttled: str = ""  # the throttle check's reason when it failed
     reproduce: str = ""
     profiled: str = ""  # the profiler, the steps after the window it covered, and its files
@@ -73,7 +75,7 @@ def from_decode(e: DecodeEntry) -> Measurement:
         avg_active=f.avg_active, completed=f.completed, output_tokens=f.output_tokens, window_s=f.window_s,
         max_waiting=f.max_waiting, harness_overhead=f.harness_overhead, preemptions=f.preemptions,
         spec_acceptance_rate=f.spec_acceptance_rate, spec_mean_acceptance_length=f.spec_mean_acceptance_length,
-        telemetry=e.telemetry.figures if e.telemetry else None, anatomy=f.anatomy, throttled=e.throttled,
+        telemetry=e.telemetry.figures if e.telemetry else None, anatomy=f.anatomy, throttled=e.throttled, slow=f.slow,
     )
 
 
@@ -112,6 +114,10 @@ def _anat(name: str) -> Callable[[Measurement], Any]:
     return lambda m: getattr(m.anatomy, name) if m.anatomy is not None else None
 
 
+def _slow(name: str) -> Callable[[Measurement], Any]:
+    return lambda m: getattr(m.slow, name) if m.slow is not None else None
+
+
 def graph_text(shares) -> str:
     """``FULL 92% · NONE 8%``, largest share first."""
     if not shares:
@@ -144,6 +150,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("Spec acceptance", _attr("spec_acceptance_rate"), fmt.pct, "present", "Spec acceptance (fraction)"),
     Column("Spec mean acceptance length", _attr("spec_mean_acceptance_length"), fmt.fixed, "present"),
     Column("Prefill steps", _attr("prefill_steps"), fmt.num, "present"),
+    Column("Slow steps", _slow("count"), fmt.num, "present"),
+    Column("Slow-step time", _slow("time_share"), fmt.pct, "present", "Slow-step time (fraction of window)"),
     Column("CUDA graphs", _graph, graph_text, "present", "CUDA graphs (share of window steps)"),
     Column("Padding", _anat("padding_waste"), fmt.pct, "present", "Padding waste (fraction)"),
     Column("Bandwidth", _anat("bandwidth_bytes_s"), fmt.gb_s, "present", "Bandwidth (bytes/s per GPU)"),

@@ -12,19 +12,16 @@ on the clock's nanosecond grid: ``inproc.measure.steps.on_ns_grid``):
 - a step: from just before ``Engine.step()`` is called to just after it returns (its row's
   ``t_start_s`` / ``t_end_s``); every token the step returned is stamped with that end.
   The step watchdog (``inproc.run.watchdog``) is armed before the first clock read and
-  disarmed after the second, so none of its bookkeeping is inside;
+  disarmed after the second, so none of its bookkeeping is inside; the garbage collector's
+  pauses (``inproc.run.gcwatch``) are taken right inside those, just outside the clock reads;
 - a request's submit: just before it is handed to ``Engine.add_request`` (``submit_s``,
   where TTFT starts on every engine);
 - everything else the loop does (filing tokens, the window's bookkeeping, the counters
   read, refills) falls between steps: that is what ``harness_overhead`` measures.
 
-The step anatomy's own pass: the per-step accounting that only the anatomy reads (vLLM's
-``PerfStats`` and the batch shapes, ``inproc.engines.vllm.accounting``) costs about 3 % of
-a small step, so it is off in the window and on for the :data:`ANATOMY_STEPS` steps right
-after it (``DecodeSettings.anatomy_steps``), with the same requests kept in flight. The
-headline's figures come from the window, the anatomy's from that pass
-(``CellTrace.anatomy_pass``). An engine with nothing to switch (``Engine.set_anatomy``
-returns False) has no pass.
+The step anatomy's own pass: the accounting only the anatomy reads (``Engine.set_anatomy``) is
+off in the window and on for up to :data:`ANATOMY_STEPS` steps right after it, the same
+requests in flight (``CellTrace.anatomy_pass``; ``inproc.measure.anatomy``).
 
 Garbage collection: when the window opens, the heap is frozen (``gc.freeze``), so no
 collection inside the window walks what was alive before it (the engine, earlier cells'
@@ -46,9 +43,12 @@ from inproc.engines.cuda import nvtx
 from inproc.measure.steps import StepRecorder, on_ns_grid
 from inproc.measure.trace import CellTrace, RequestTrace, StepSpan
 from inproc.plan.prompts import CellPrompts
+from inproc.run.gcwatch import GcWatch
 from inproc.run.idle import drain, stop
 from inproc.run.profiling import AfterWindow, DebugSettings, StepRanges
+from inproc.run.slowwatch import SlowWatch
 from inproc.run.watchdog import watched_step
+from inproc.run.window import heap_frozen, window_opens  # noqa: F401 - heap_frozen: the benchmarks import it here
 from inproc.types import EngineCounters, RequestSpec, StepResult
 
 Clock = Callable[[], float]
@@ -68,27 +68,6 @@ class DecodeSettings:
     warmup_limit_s: float = 600.0  # open the window anyway after this long (reason recorded)
     window_steps: int | None = None  # a window of exactly this many steps instead of window_s
     anatomy_steps: int = 0  # the anatomy's own pass after the window: at most this many steps (0: none)
-
-
-def window_opens(started: int, c: int, finished: int, now_s: float, limit_s: float) -> str:
-    """Why the decode window opens at this step (``started`` of the first ``c`` requests have
-    their first token, ``finished`` requests finished in it), or "" while warm-up goes on."""
-    if started == c:
-        return f"all {c} requests decoding"
-    if finished:
-        return f"a request finished while {started} of {c} had started decoding"
-    if now_s > limit_s:
-        return f"warm-up limit {limit_s:g} s passed with {started} of {c} decoding"
-    return ""
-
-
-def heap_frozen() -> bool:
-    """Whether the heap is frozen already (an engine that freezes its own: vLLM).
-
-    ``gc.get_freeze_count`` walks every frozen object (a quarter of a second for vLLM's
-    heap on a busy CPU): ask before a window opens, never inside one.
-    """
-    return gc.get_freeze_count() > 0
 
 
 class DecodeCell:
@@ -128,27 +107,33 @@ class DecodeCell:
         self._thaw_at_close = False  # the window froze the heap
         # The steps, and what is looked into besides the figures.
         self.rec = StepRecorder()
+        self.gc_watch = GcWatch()
         self.ranges = StepRanges(nvtx(), prompts.context, s.concurrency) if self.debug.nvtx else None
         name = f"ctx{prompts.context}-C{s.concurrency}"
-        self.after = AfterWindow(engine, self.debug, name) if self.debug.profile else None
+        self.after = AfterWindow(engine, self.debug, name) if self.debug.profile and not self.debug.profile_slow else None
+        self.slow = SlowWatch(engine, self.debug, name, self.rec) if self.debug.watch_slow else None
 
     def run(self) -> CellTrace:
         """Submit C requests, step through the window (and any profiled steps), then abort what is left."""
         self.t0 = self.clock()
+        self.gc_watch.start()
         try:
             for _ in range(self.s.concurrency):
                 self._submit(initial=True)
             self._loop()
         finally:
+            self.gc_watch.stop()
             self._thaw()
             if self.after is not None:
                 self.after.abandon()
             if self.s.anatomy_steps:
                 self.engine.set_anatomy(False)  # also when the pass was cut short
-        s = self.s
+            if self.slow is not None:
+                self.slow.closed()
+        s, after, slow = self.s, self.after, self.slow
+        profiled = after.result if after else slow.result if slow else None
         return CellTrace(self.rec.freeze(), self._close(), self.open_s, s.window_s, self.reason, self.counters_start,
-                         self.counters_end, self.t0, s.window_steps, self.after.result if self.after else None,
-                         self.anatomy_pass)
+                         self.counters_end, self.t0, s.window_steps, profiled, self.anatomy_pass)
 
     # -- the loop ------------------------------------------------------------------
     def _loop(self) -> None:
@@ -170,7 +155,7 @@ class DecodeCell:
             elif closed:
                 if after.stepped(i):
                     return
-            elif not self._advance(now_s, finished):
+            elif not self._advance_watched(i, now_s, finished):
                 closed = True
                 self._thaw()
                 anatomy_left = self._start_anatomy(i)
@@ -189,17 +174,19 @@ class DecodeCell:
 
         Returns the step's row, its result and its end (seconds from the cell's start).
         """
-        ranges, t0, watchdog = self.ranges, self.t0, self.watchdog
+        ranges, t0, watchdog, take = self.ranges, self.t0, self.watchdog, self.gc_watch.take
         if ranges is not None:
             ranges.push(len(self.rec))
         if watchdog is not None:
             watchdog.arm_step()
+        between = take()
         ts = self.clock()
         res = self._engine_step()
         te = self.clock()
+        inside = take()
         if watchdog is not None:
             watchdog.disarm_step(te - ts)
-        i = self.rec.append(ts - t0, te - t0, res)
+        i = self.rec.append(ts - t0, te - t0, res, inside + between)
         if ranges is not None:
             ranges.pop(i, res)
         return i, res, on_ns_grid(te - t0)  # the row's t_end_s as frozen: the window's bounds are step ends
@@ -277,6 +264,19 @@ class DecodeCell:
     def _end_anatomy(self, row: int) -> None:
         self.engine.set_anatomy(False)
         self.anatomy_pass = StepSpan(self.anatomy_pass.first_step, row)
+
+    def _advance_watched(self, row: int, now_s: float, finished: int) -> bool:
+        """:meth:`_advance`, then the step handed to the slow-step watch (when one is on)."""
+        was_open, counted = self.open_s is not None, self.window_steps
+        more = self._advance(now_s, finished)
+        if self.slow is not None:
+            if not was_open and self.open_s is not None:
+                self.slow.opened(row)
+            elif self.window_steps > counted:
+                self.slow.stepped(row)
+            if not more:
+                self.slow.closed()
+        return more
 
     def _freeze(self) -> None:
         if self._freeze_window:

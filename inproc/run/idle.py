@@ -1,5 +1,5 @@
 """A measurement's requests at the engine's edge: a step's deltas filed under their requests,
-and the engine left idle (abort, drain) when a measurement ends or is stopped."""
+and the engine left idle (drained; stopped at a step boundary on request)."""
 from __future__ import annotations
 
 from inproc.engines.base import Engine

@@ -29,10 +29,19 @@ class DebugSettings:
     profile_with_stack: bool = False
     nvtx: bool = False
     break_at_step: int | None = None  # breakpoint() right before this window step (1 = the first)
+    break_at_slow_step: bool = False  # breakpoint() right after the window's first slow step (inproc.run.slowwatch)
+    profile_slow: bool = False  # profile the window in chunks of profile_steps; keep those around the first slow step
+
+    @property
+    def watch_slow(self) -> bool:
+        """Whether the window's steps are judged online (``inproc.run.slowwatch``)."""
+        return self.break_at_slow_step or self.profile_slow
 
     def __post_init__(self) -> None:
         if self.profile is not None and self.profile not in PROFILERS:
             raise UsageError(f"Unknown profiler {self.profile!r}. Known profilers: {', '.join(PROFILERS)}.")
+        if self.profile_slow and self.profile is None:
+            raise UsageError("--profile-slow needs a profiler: --profile torch (or cuda).")
         if self.profile_steps < 1:
             raise UsageError(f"Bad --profile-steps {self.profile_steps}: profile at least 1 step.")
         if self.profile_skip < 0:
