@@ -195,6 +195,21 @@ def _launch(rec: RunRecord) -> Section:
     return Section("Launch settings", tuple(facts))
 
 
+def _read_from(rec: RunRecord) -> tuple[Fact, ...]:
+    """Which steps the decode cells' anatomy was read from: its own pass after each window, or the window."""
+    anat = [e.figures.anatomy for e in rec.decode if e.figures is not None and e.figures.anatomy is not None]
+    if not anat:
+        return ()
+    passes = sorted(a.pass_steps for a in anat if a.pass_steps is not None)
+    if not passes:
+        return (Fact("Read from", "each decode window's steps (recorded before the anatomy had a pass of its own, "
+                                  "so the window ran with the anatomy's accounting on)"),)
+    span = f"{passes[0]}" if passes[0] == passes[-1] else f"{passes[0]}–{passes[-1]}"
+    rest = f"; {len(anat) - len(passes)} cells from their window" if len(passes) < len(anat) else ""
+    return (Fact("Read from", f"the anatomy's own pass: {span} steps right after each decode window, with its "
+                              f"accounting on there only (the window, and so the headline, ran without it){rest}"),)
+
+
 def _anatomy(rec: RunRecord) -> Section:
     """Where the step anatomy's bytes and FLOPs come from, and the peaks they are read against."""
     p = rec.peaks
@@ -204,7 +219,7 @@ def _anatomy(rec: RunRecord) -> Section:
         return f"{unit(value)} ({text})" if value else f"unknown: {text}"
 
     first = Fact("Anatomy", OFF) if not rec.settings.anatomy else Fact("Bytes and FLOPs", source)
-    facts = (first, Fact("Device", p.device),
+    facts = (first, *_read_from(rec), Fact("Device", p.device),
              Fact("Peak memory bandwidth", peak(p.bandwidth_bytes_s.value, p.bandwidth_bytes_s.source, fmt.gb_s)),
              Fact("Peak FLOP/s", peak(p.flops.value, p.flops.source, fmt.flops)))
     return Section("Step anatomy", facts)
