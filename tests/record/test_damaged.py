@@ -31,7 +31,7 @@ def _written(tmp_path: Path, source: Path = RUNS[0], name: str = "r.json") -> Pa
 
 
 def _cell(results: Path) -> Path:
-    return cells_dir(results) / "decode-256x1.npz"
+    return cells_dir(results) / "decode-256x1.steps.parquet"
 
 
 def _truncate(p: Path) -> None:
@@ -48,7 +48,7 @@ def _garble(p: Path) -> None:
 DAMAGE = {
     "truncated": (_truncate, "truncated cell file"),
     "empty": (lambda p: p.write_bytes(b""), "empty cell file"),
-    "foreign": (lambda p: p.write_text("not a cell\n"), "not a cell file (not a zip archive)"),
+    "foreign": (lambda p: p.write_text("not a cell\n"), "not a cell file (not a Parquet file)"),
     "garbled": (_garble, "damaged cell file"),
     "missing": (Path.unlink, "missing cell file"),
 }
