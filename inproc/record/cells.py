@@ -1,18 +1,20 @@
-"""One entry's raw records as Parquet files, written once (schema 9 on; layout and columns:
+"""One entry's raw records as Parquet tables, written once (schema 9 on; layout and columns:
 ``docs/results-format.md``; older ``.npz`` cell files: ``inproc.record.migrate_cells``).
 
-An entry ``decode-256x4`` is ``RESULTS.cells/decode-256x4.steps.parquet`` (the cell file the
-manifest names) and, beside it, one file per other table of ``inproc.record.tables``
-(``decode-256x4.tokens.parquet``, ...). Each is an ordinary Parquet file (zstd; integers
-DELTA_BINARY_PACKED, floats BYTE_STREAM_SPLIT, strings by dictionary; CRC32 on every
-page) that pandas, polars, DuckDB or pyarrow read with no inproc installed. Every file says
-``inproc.schema_version`` and ``inproc.table`` in its key-value metadata; the steps file
-also holds ``inproc.cell``: the zlib-compressed JSON of the run's ``created`` (the loader
-matches a cell file to its run by it), the entry's JSON row, the records' JSON values and
-the tables written. It is written last, so a cell file that exists is whole.
+An entry ``decode-256x4`` is its cell file ``RESULTS.cells/decode-256x4.json.gz`` (the one
+the manifest names) and, beside it, one Parquet file per table of ``inproc.record.tables``
+(``decode-256x4.steps.parquet``, ``decode-256x4.tokens.parquet``, ...). Each table is an
+ordinary Parquet file (zstd; integers DELTA_BINARY_PACKED, floats BYTE_STREAM_SPLIT,
+strings by dictionary; CRC32 on every page) that pandas, polars, DuckDB or pyarrow read
+with no inproc installed, and says ``inproc.schema_version`` and ``inproc.table`` in its
+key-value metadata. The cell file is gzip-compressed JSON (``zcat`` reads it): the schema
+version, the run's ``created`` (the loader matches a cell file to its run by it), the entry's
+JSON row, the records' JSON values (a trace's window and counters, telemetry's sources) and
+the tables written. It is written last, so a cell whose cell file exists is whole.
 """
 from __future__ import annotations
 
+import gzip
 import json
 import zlib
 from pathlib import Path
@@ -31,24 +33,24 @@ from inproc.telemetry.trace import TelemetryTrace
 
 #: The cell file's version: the results file's schema that introduced it.
 CELL_SCHEMA = 9
-HEAD, SUFFIX = "steps", ".parquet"
-_KEY_SCHEMA, _KEY_TABLE, _KEY_CELL = b"inproc.schema_version", b"inproc.table", b"inproc.cell"
+CELL_SUFFIX, TABLE_SUFFIX = ".json.gz", ".parquet"
+_KEY_SCHEMA, _KEY_TABLE = b"inproc.schema_version", b"inproc.table"
 _WRITE = dict(compression="zstd", compression_level=9, write_statistics=False, store_schema=False, write_page_checksum=True)
 
 
 def cell_name(entry: str) -> str:
-    """The cell file of entry ``entry`` (``decode-256x4`` -> ``decode-256x4.steps.parquet``)."""
-    return f"{entry}.{HEAD}{SUFFIX}"
+    """The cell file of entry ``entry`` (``decode-256x4`` -> ``decode-256x4.json.gz``)."""
+    return f"{entry}{CELL_SUFFIX}"
 
 
 def table_path(cell: Path, table: str) -> Path:
     """The file holding table ``table`` of the cell whose cell file is ``cell``."""
-    return cell.with_name(f"{cell.name.removesuffix(f'.{HEAD}{SUFFIX}')}.{table}{SUFFIX}")
+    return cell.with_name(f"{cell.name.removesuffix(CELL_SUFFIX)}.{table}{TABLE_SUFFIX}")
 
 
 def is_cell_file(path: Path) -> bool:
     """A cell file of any schema (a table beside one is not)."""
-    return path.name.endswith(f".{HEAD}{SUFFIX}") or path.suffix == ".npz"
+    return path.name.endswith(CELL_SUFFIX) or path.suffix == ".npz"
 
 
 # -- writing -------------------------------------------------------------------------
@@ -57,16 +59,15 @@ def write_cell(path: Path, created: str, entry: dict[str, Any], traces: Sequence
     """Write an entry's tables (its traces, stacked as samples when ``samples``, and telemetry), the
     cell file last; the bytes written. Each file: temp file, fsync, ``os.replace``."""
     stored, meta = stored_tables(traces, samples, telemetry)
-    meta = {"created": created, "entry": entry, **meta}
-    written = sum(_write(table_path(path, name), name, t) for name, t in stored.items() if name != HEAD)
-    cell = json.dumps(meta, separators=(",", ":")).encode()
-    return written + _write(path, HEAD, stored.get(HEAD, {}), {_KEY_CELL: zlib.compress(cell, 9)})
+    written = sum(_write(table_path(path, name), name, t) for name, t in stored.items())
+    cell = json.dumps({"schema_version": CELL_SCHEMA, "created": created, "entry": entry, **meta}, separators=(",", ":"))
+    return written + write_atomic(path, lambda f: f.write(gzip.compress(cell.encode(), 9, mtime=0)))
 
 
 def stored_tables(traces: Sequence[CellTrace], samples: bool, telemetry: TelemetryTrace | None
                   ) -> tuple[dict[str, Table], dict[str, Any]]:
     """An entry's tables as a cell file stores them (times in nanoseconds), and its JSON values."""
-    tables, scalars = trace_tables(traces, samples) if traces else ({}, [])
+    tables, scalars = trace_tables(traces, samples) if traces else ({}, [])  # measured nothing: no table
     arrivals = arrivals_table(traces)
     if arrivals is not None:
         tables["arrivals"] = arrivals
@@ -78,18 +79,18 @@ def stored_tables(traces: Sequence[CellTrace], samples: bool, telemetry: Telemet
     for name, table in tables.items():
         stored[name], ns[name] = in_ns(table)
     return stored, {"kind": "samples" if samples else "trace", "traces": scalars, "telemetry": tel_meta,
-                    "tables": [n for n in stored if n != HEAD], "ns": ns}
+                    "tables": list(stored), "ns": ns}
 
 
 def arrow_table(table: Table) -> pa.Table:
     """A table as Arrow: a column without nulls declared so (its pages then carry no definition levels)."""
-    columns = {k: pa.array(v) for k, v in table.items()}
+    columns = {k: pa.array(v) if len(v) or not isinstance(v, list) else pa.array(v, pa.string()) for k, v in table.items()}
     return pa.table(columns, schema=pa.schema([pa.field(k, c.type, nullable=c.null_count > 0) for k, c in columns.items()]))
 
 
-def _write(path: Path, name: str, table: Table, extra: dict[bytes, bytes] | None = None) -> int:
+def _write(path: Path, name: str, table: Table) -> int:
     arrow = arrow_table(table)
-    meta = {_KEY_SCHEMA: str(CELL_SCHEMA).encode(), _KEY_TABLE: name.encode(), **(extra or {})}
+    meta = {_KEY_SCHEMA: str(CELL_SCHEMA).encode(), _KEY_TABLE: name.encode()}
     numeric = [f.name for f in arrow.schema if pa.types.is_integer(f.type) or pa.types.is_floating(f.type)]
     encoding = {f.name: "DELTA_BINARY_PACKED" if pa.types.is_integer(f.type) else "BYTE_STREAM_SPLIT"
                 for f in arrow.schema if f.name in numeric}
@@ -110,7 +111,7 @@ def read_skeleton(path: Path) -> dict[str, Any]:
     file is a one-line :class:`UsageError`."""
     if path.suffix == ".npz":
         return migrate_cells.read_skeleton(path)
-    return _cell_json(path, _open(path))
+    return _cell_json(path)
 
 
 def read_cell(path: Path) -> dict[str, Any]:
@@ -119,12 +120,8 @@ def read_cell(path: Path) -> dict[str, Any]:
     one-line :class:`UsageError` naming it and what is wrong."""
     if path.suffix == ".npz":
         return migrate_cells.read_cell(path)
-    head = _open(path)
-    meta = _cell_json(path, head)
-    tables = {HEAD: _table(path, head, meta["ns"].get(HEAD, []))}
-    for name in meta["tables"]:
-        p = table_path(path, name)
-        tables[name] = _table(p, _open(p), meta["ns"].get(name, []))
+    meta = _cell_json(path)
+    tables = {name: _table(table_path(path, name), meta["ns"].get(name, [])) for name in meta["tables"]}
     traces = fromtables.trace_dicts(tables, meta["traces"])
     out = {"created": meta["created"], "entry": meta["entry"],
            "telemetry": fromtables.telemetry_dict(tables, meta["telemetry"]) if meta["telemetry"] else None}
@@ -135,47 +132,45 @@ def read_cell(path: Path) -> dict[str, Any]:
 
 def read_tables(path: Path) -> dict[str, pa.Table]:
     """A cell's tables as Arrow tables, as stored (``inproc.open``)."""
-    head = _open(path)
-    names = _cell_json(path, head)["tables"]
-    return {HEAD: _read(path, head), **{n: _read(table_path(path, n), _open(table_path(path, n))) for n in names}}
+    return {name: _read(table_path(path, name)) for name in _cell_json(path)["tables"]}
 
 
 #: How a damaged cell file is mended: read only, never rewritten.
 _FIX = "Copy the results folder again from where the run wrote it, or measure the cell again."
 
 
-def _open(path: Path) -> pq.ParquetFile:
-    """A Parquet file's footer, read; a missing, cut-short, foreign or damaged file is a one-line error."""
+def _cell_json(path: Path) -> dict[str, Any]:
+    """The JSON of a cell file; a missing, empty, cut-short, foreign or damaged one is a one-line error."""
     if not path.is_file():
         raise UsageError(f"{path}: missing cell file (the results file lists it). Copy the folder "
                          f"{path.parent.name}/ beside the results file too.")
+    data = path.read_bytes()
+    if not data:
+        raise UsageError(f"{path}: empty cell file (an interrupted copy?). {_FIX}")
+    if data[:2] != b"\x1f\x8b":
+        raise UsageError(f"{path}: not a cell file (not gzip-compressed JSON). {_FIX}")
     try:
-        return pq.ParquetFile(path, page_checksum_verification=True)
+        return json.loads(gzip.decompress(data))
+    except EOFError:  # gzip's stream stops before its end marker
+        raise UsageError(f"{path}: truncated cell file (its end is missing: an interrupted copy?). {_FIX}") from None
+    except (OSError, zlib.error, ValueError) as e:  # gzip's CRC or zlib's stream, or the JSON
+        raise UsageError(f"{path}: damaged cell file ({type(e).__name__}: {_one_line(e)}). {_FIX}") from None
+
+
+def _read(path: Path) -> pa.Table:
+    """A table file, read whole with every page's checksum verified; missing or damaged: a one-line error."""
+    if not path.is_file():
+        raise UsageError(f"{path}: missing table file (its cell file lists it). {_FIX}")
+    try:
+        return pq.ParquetFile(path, page_checksum_verification=True).read()
     except (OSError, ValueError, pa.ArrowException) as e:
         raise UsageError(f"{path}: {_damage(path, e)}. {_FIX}") from None
 
 
-def _read(path: Path, f: pq.ParquetFile) -> pa.Table:
-    try:
-        return f.read()
-    except (OSError, ValueError, pa.ArrowException) as e:
-        raise UsageError(f"{path}: damaged cell file (a column does not read back: {_one_line(e)}). {_FIX}") from None
-
-
-def _cell_json(path: Path, f: pq.ParquetFile) -> dict[str, Any]:
-    stored = f.metadata.metadata or {}
-    if _KEY_CELL not in stored:
-        raise UsageError(f"{path}: not a cell file (no {_KEY_CELL.decode()!r} in its metadata). {_FIX}")
-    try:
-        return json.loads(zlib.decompress(stored[_KEY_CELL]))
-    except (zlib.error, ValueError) as e:
-        raise UsageError(f"{path}: damaged cell file (its JSON does not read back: {_one_line(e)}). {_FIX}") from None
-
-
-def _table(path: Path, f: pq.ParquetFile, ns: list[str]) -> Table:
+def _table(path: Path, ns: list[str]) -> Table:
     """A stored table as :mod:`inproc.record.tables` builds them: seconds back from nanoseconds, numbers
     as numpy arrays, strings and columns with nulls as lists."""
-    arrow = _read(path, f)
+    arrow = _read(path)
     out: Table = {}
     for name in arrow.column_names:
         col = arrow[name]
@@ -191,19 +186,19 @@ def _table(path: Path, f: pq.ParquetFile, ns: list[str]) -> Table:
 
 
 def _damage(path: Path, error: BaseException) -> str:
-    """What is wrong with a cell file pyarrow cannot open, from its bytes: empty, cut short, foreign or damaged."""
+    """What is wrong with a table file pyarrow cannot read, from its bytes: empty, cut short, foreign or damaged."""
     size = path.stat().st_size
     with path.open("rb") as f:
         head = f.read(4)
         f.seek(max(0, size - 4))
         tail = f.read()
     if size == 0:
-        return "empty cell file (an interrupted copy?)"
+        return "empty table file (an interrupted copy?)"
     if head != b"PAR1":
-        return "not a cell file (not a Parquet file)"
+        return "not a table file (not a Parquet file)"
     if tail != b"PAR1":  # a Parquet file ends with its footer and the magic again: a cut-short file has none
-        return "truncated cell file (its end is missing: an interrupted copy?)"
-    return f"damaged cell file (its footer does not read back: {_one_line(error)})"
+        return "truncated table file (its end is missing: an interrupted copy?)"
+    return f"damaged table file (it does not read back: {_one_line(error)})"
 
 
 def _one_line(e: BaseException) -> str:

@@ -120,8 +120,8 @@ def numbered(steps: Table) -> Table:
 def _never_known(traces: Sequence[CellTrace]) -> set[str]:
     """Step columns unknown in every row of every trace (-1 / NaN: the engine never reported them),
     left out of the file: a reader fills a missing column with unknowns (``StepTrace.of``)."""
-    columns = [t.steps.columns for t in traces]
-    names = set(columns[0]) if columns else set()
+    columns = [t.steps.columns for t in traces if len(t.steps)]
+    names = set(columns[0]) if columns else set()  # no row: nothing is known to be unknown
     return {n for n in names if n != "output_of"  # a missing output_of reads as synchronous steps, not unknown
             and all(np.all(c[n] == -1) if c[n].dtype.kind in "iu" else np.all(np.isnan(c[n])) for c in columns)}
 

@@ -31,7 +31,7 @@ def _written(tmp_path: Path, source: Path = RUNS[0], name: str = "r.json") -> Pa
 
 
 def _cell(results: Path) -> Path:
-    return cells_dir(results) / "decode-256x1.steps.parquet"
+    return cells_dir(results) / "decode-256x1.json.gz"
 
 
 def _truncate(p: Path) -> None:
@@ -41,14 +41,14 @@ def _truncate(p: Path) -> None:
 def _garble(p: Path) -> None:
     b = bytearray(p.read_bytes())
     middle = len(b) // 2
-    b[middle:middle + 32] = bytes(32)  # same size, a member's compressed bytes changed
+    b[middle:middle + 32] = bytes(32)  # same size, compressed bytes changed
     p.write_bytes(bytes(b))
 
 
 DAMAGE = {
     "truncated": (_truncate, "truncated cell file"),
     "empty": (lambda p: p.write_bytes(b""), "empty cell file"),
-    "foreign": (lambda p: p.write_text("not a cell\n"), "not a cell file (not a Parquet file)"),
+    "foreign": (lambda p: p.write_text("not a cell\n"), "not a cell file (not gzip-compressed JSON)"),
     "garbled": (_garble, "damaged cell file"),
     "missing": (Path.unlink, "missing cell file"),
 }

@@ -54,7 +54,7 @@ def test_a_run_resumed_from_a_schema_8_file_keeps_its_npz_and_writes_parquet(tmp
     ResultsWriter(path, partial).save(full)  # resumed: the second decode cell is new to the writer
     names = sorted(p.name for p in cells_dir(path).iterdir())
     assert "decode-256x1.npz" in names and "prefill-256.npz" in names
-    assert f"decode-{full.decode[1].key}.steps.parquet" in names
+    assert f"decode-{full.decode[1].key}.json.gz" in names and f"decode-{full.decode[1].key}.steps.parquet" in names
     again = load_results(path, rederive=True)  # the npz cells' cached rows were made by other definitions
     assert again.schema_version == SCHEMA_VERSION
     assert [(e.key, e.figures) for e in again.decode] == [(e.key, e.figures) for e in full.decode]

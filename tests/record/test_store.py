@@ -60,7 +60,7 @@ def test_manifest_and_cell_files_keep_every_raw_value_exactly(path, tmp_path):
     assert "zb64" not in out.read_text()  # no array in the manifest
     rows = manifest["prefill"] + manifest["decode"]
     files = sorted(p.name for p in cells_dir(out).iterdir())
-    assert sorted(d["cell_file"] for d in rows) == [f for f in files if f.endswith(".steps.parquet")]  # one each
+    assert sorted(d["cell_file"] for d in rows) == [f for f in files if f.endswith(".json.gz")]  # one each
     assert {f.split(".")[0] for f in files} == {d["cell_file"].split(".")[0] for d in rows}  # the rest beside them
     valid = next(d for d in manifest["decode"] if d["status"] == st.VALID)
     assert valid["total_tok_s"] > 0 and "telemetry" not in valid and "anatomy" not in valid  # the headline only
@@ -121,7 +121,7 @@ def test_minus_zero_and_off_grid_times_read_back_exactly(tmp_path):
     reqs = [RequestTrace("a", 4, 8, -0.0, True), RequestTrace("b", 4, 8, 0.25, False, np.array([1, 3], np.int32),
                                                                np.array([2, 1], np.int32), np.array([7, 8, 9], np.int32))]
     trace = CellTrace(off, reqs, None, 1.0)
-    path = tmp_path / "x.steps.parquet"
+    path = tmp_path / "x.json.gz"
     write_cell(path, "now", {}, [trace], False, None)
     back = CellTrace.from_dict(read_cell(path)["trace"])
     assert np.signbit(back.steps.t_start_s[0]) and back.steps.t_start_s[0] == 0.0
@@ -130,7 +130,7 @@ def test_minus_zero_and_off_grid_times_read_back_exactly(tmp_path):
     assert np.signbit(back.requests[0].submit_s) and back.requests[1].submit_s == 0.25
     assert list(back.requests[1].token_steps) == [1, 3] and list(back.requests[1].token_counts) == [2, 1]
     import pyarrow.parquet as pq
-    names = pq.read_table(path).column_names
+    names = pq.read_table(tmp_path / "x.steps.parquet").column_names
     assert "t_start_s" in names and "t_end_s" in names and "schedule_ns" in names  # -0.0 and off-grid stay seconds
 
 
@@ -258,9 +258,9 @@ def test_measured_times_are_whole_nanoseconds_stored_as_such_and_derive_the_same
     assert all(on_ns_grid(r.submit_s) == r.submit_s for r in trace.requests)
     opened = int(np.flatnonzero(steps.t_end_s == trace.window_open_s)[0])  # the window opens at a step's end, exactly
     assert opened > 0 and not np.array_equal(np.diff(steps.t_end_s), np.full(len(steps) - 1, 0.0036123456789))
-    path = tmp_path / "cell.steps.parquet"
+    path = tmp_path / "cell.json.gz"
     write_cell(path, "now", {}, [trace], False, None)
-    stored = pq.read_schema(path)
+    stored = pq.read_schema(tmp_path / "cell.steps.parquet")
     known = {name for name in STEP_FLOATS if steps.known(name).any()}
     assert {n for n in stored.names if n.endswith("_ns")} == {f"{n[:-2]}_ns" for n in known}  # the times, as integer ns
     assert all(stored.field(f"{n[:-2]}_ns").type == "int64" for n in known)
@@ -270,3 +270,21 @@ def test_measured_times_are_whole_nanoseconds_stored_as_such_and_derive_the_same
     assert (w.first_step, w.last_step) == (w2.first_step, w2.last_step) and w.length_s == w2.length_s
     assert m.total_tok_s(trace, w) == m.total_tok_s(again, w2) and m.ttft_ms_median(trace) == m.ttft_ms_median(again)
     assert m.harness_overhead(trace, w) == m.harness_overhead(again, w2)
+
+
+@pytest.mark.parametrize("table, damage, what", [
+    ("steps", lambda b: b[: len(b) // 2], "truncated table file"),
+    ("tokens", lambda b: b[:4] + bytes(b[i] ^ 0xFF for i in range(4, len(b) // 2)) + b[len(b) // 2:], "damaged table file"),
+    ("requests", lambda b: b"", "empty table file"),
+    ("host_samples", None, "missing table file")])
+def test_a_damaged_table_beside_a_cell_file_is_one_line_naming_it(tmp_path, table, damage, what):
+    out = tmp_path / "r.json"
+    write_results(out, load_results(SMALL))
+    victim = cells_dir(out) / f"decode-256x1.{table}.parquet"
+    if damage is None:
+        victim.unlink()
+    else:
+        victim.write_bytes(damage(victim.read_bytes()))
+    with pytest.raises(UsageError) as e:
+        load_results(out)
+    assert str(e.value).startswith(f"{victim}: {what}") and "\n" not in str(e.value), str(e.value)
