@@ -3,14 +3,14 @@
 ``RESULTS.json`` (the path given to ``--out``, ``report``, ``compare``...) is the manifest:
 the plan, the engine, the machine, and every entry's status, verdict and figures (cached,
 with the version of the definitions that derived them). Each entry's raw records (its
-trace, samples and telemetry samples) are Parquet tables in ``RESULTS.cells/``, one file per
-entry and table (``inproc.record.cells``), written once when the entry is measured; the manifest is
-rewritten after each entry. Every write is temp file + fsync + ``os.replace``: a reader
+trace, samples and telemetry samples) are in ``RESULTS.cells/``: its cell file
+``ENTRY.json.gz`` and a Parquet file per table (``inproc.record.cells``), written once when
+the entry is measured; the manifest is rewritten after each entry. Every write is temp file + fsync + ``os.replace``: a reader
 never sees half a file, and an interrupted run loses at most the entry in progress.
 
 The schema's history and the migration of older files (versions 1–6 held every raw
-record inline in one JSON) are in :mod:`inproc.record.migrate`; a newer file than this
-inproc reads is refused with the fix.
+record inline in one JSON, 7–8 one ``.npz`` per entry) are in :mod:`inproc.record.migrate`;
+a newer file than this inproc reads is refused with the fix.
 """
 from __future__ import annotations
 

@@ -54,13 +54,15 @@ Schema history (``schema_version``):
       read that member, hence the version. Older files: nothing moves (their times read as
       written, in ``xor8``).
   9 — 2026-12-02: raw records as Parquet tables that pandas, polars and DuckDB read without
-      inproc. An entry's cell file is ``ENTRY.steps.parquet`` (one row per step, a column per
-      field of the step record), with ``ENTRY.requests``, ``ENTRY.tokens`` (one row per
-      output token), ``ENTRY.gpu_samples`` and ``ENTRY.host_samples`` beside it
-      (``inproc.record.cells``, ``docs/results-format.md``); times of whole nanoseconds as
-      integer ``*_ns`` columns, others as written. A reader of 8 cannot read them, hence the
-      version. Older files: nothing moves; their ``.npz`` cell files are read as they are
-      (``inproc.record.migrate_cells``), and a resumed run writes its new entries as Parquet.
+      inproc. An entry's cell file is ``ENTRY.json.gz`` (gzip JSON: created, the entry's row,
+      the records' JSON values, its tables), with a Parquet file per table beside it:
+      ``ENTRY.steps.parquet`` (one row per step, a column per field of the step record),
+      ``ENTRY.requests``, ``ENTRY.tokens`` (one row per output token), ``ENTRY.gpu_samples``,
+      ``ENTRY.host_samples`` (``inproc.record.cells``, ``docs/results-format.md``); times of
+      whole nanoseconds as integer ``*_ns`` columns, others as written. A reader of 8 cannot
+      read them, hence the version. Older files: nothing moves; their ``.npz`` cell files are
+      read as they are (``inproc.record.migrate_cells``), and a resumed run writes its new
+      entries as Parquet.
 
 A file newer than :data:`SCHEMA_VERSION` is refused by the loader (``inproc.record.io``).
 """
