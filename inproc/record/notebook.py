@@ -108,10 +108,11 @@ class Run:
         for c in self.cells:
             t = c.table(name)
             if t.num_rows:
-                keys = {"cell": [c.name] * t.num_rows, "context": [c.context] * t.num_rows,
+                keys = {"cell": pa.array([c.name] * t.num_rows, pa.string()),
+                        "context": pa.array([c.context] * t.num_rows, pa.int64()),
                         "concurrency": pa.array([c.concurrency] * t.num_rows, pa.int64())}
                 for i, (k, v) in enumerate(keys.items()):
-                    t = t.add_column(i, k, pa.array(v) if not isinstance(v, pa.Array) else v)
+                    t = t.add_column(i, k, v)
                 parts.append(t)
         return pa.concat_tables(parts, promote_options="permissive") if parts else pa.table({})
 

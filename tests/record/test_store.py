@@ -288,3 +288,20 @@ def test_a_damaged_table_beside_a_cell_file_is_one_line_naming_it(tmp_path, tabl
     with pytest.raises(UsageError) as e:
         load_results(out)
     assert str(e.value).startswith(f"{victim}: {what}") and "\n" not in str(e.value), str(e.value)
+
+
+def test_a_step_field_added_to_the_record_is_a_column_with_no_change_to_the_writer(tmp_path):
+    """Per-step fields another version adds (here GC pauses: a count and seconds) become columns by their names."""
+    import pyarrow.parquet as pq
+
+    from inproc.measure.steps import StepTrace
+    from inproc.measure.trace import CellTrace
+    from inproc.record.cells import write_cell
+
+    n = 4
+    base = StepTrace.of(t_start_s=np.arange(n) * 1e-3, t_end_s=np.arange(n) * 1e-3 + 5e-4)
+    cols = {**base.columns, "gc_collections": np.array([0, 1, 0, 2]), "gc_pause_s": np.array([0.0, 1.5e-4, 0.0, 3e-6])}
+    write_cell(tmp_path / "c.json.gz", "now", {}, [CellTrace(StepTrace(cols), [], None, 1.0)], False, None)
+    steps = pq.read_table(tmp_path / "c.steps.parquet")
+    assert steps.column("gc_collections").to_pylist() == [0, 1, 0, 2]
+    assert steps.column("gc_pause_ns").to_pylist() == [0, 150_000, 0, 3_000]
