@@ -80,6 +80,7 @@ propcache==0.5.4
 psutil==7.2.2
 ptyprocess==0.7.0
 pure_eval==0.2.4
+pyarrow==26.0.1
 pybase64==1.5.1
 pydantic==2.14.4
 pydantic_core==2.50.5

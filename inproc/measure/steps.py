@@ -45,6 +45,8 @@ NO_GC = (-1,) * len(GC_INTS)
 #: Columns of a batch's forward, filed under the row of the step that formed the batch.
 FORWARD_FLOATS = ("flops", "read_bytes", "write_bytes")
 FORWARD_INTS = ("graph_mode", "num_unpadded_tokens", "num_padded_tokens")
+#: Integer columns that index a list of names (-1: unknown); a results file stores the names.
+COLUMN_LABELS = {"graph_mode": GRAPH_MODES}
 FLOAT_COLUMNS = STEP_FLOATS + FORWARD_FLOATS
 INT_COLUMNS = STEP_INTS + FORWARD_INTS
 _N_STEP_FLOATS, _N_STEP_INTS = len(STEP_FLOATS), len(STEP_INTS)

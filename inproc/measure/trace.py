@@ -123,9 +123,11 @@ class CellTrace:
     anatomy_pass: StepSpan | None = None
 
     def to_dict(self) -> dict:
+        return {"steps": self.steps.to_dict(), "requests": [r.to_dict() for r in self.requests], **self.scalars_dict()}
+
+    def scalars_dict(self) -> dict:
+        """The trace's JSON values: all of :meth:`to_dict` but its step rows and requests."""
         return {
-            "steps": self.steps.to_dict(),
-            "requests": [r.to_dict() for r in self.requests],
             "window_open_s": self.window_open_s,
             "window_target_s": self.window_target_s,
             "window_open_reason": self.window_open_reason,

@@ -27,7 +27,12 @@ from inproc.record import cached, derive
 from inproc.record.schema import DecodeEntry, PrefillEntry, RunPlan, RunRecord, UnreadableCell
 
 #: A cell file's name: the entry's id (``inproc.record.tojson.entry_id``) and its suffix.
-_ENTRY_NAME = re.compile(r"(?:prefill-(\d+)|decode-(\d+)x(\d+))\.[a-z0-9]+")
+_ENTRY_NAME = re.compile(r"(?:prefill-(\d+)|decode-(\d+)x(\d+))(?:\.[a-z0-9]+)+")
+
+
+def entry_of(cell_file: str) -> str:
+    """The entry id a cell file's name carries (``decode-256x4.json.gz`` and ``decode-256x4.npz`` -> ``decode-256x4``)."""
+    return cell_file.split(".", 1)[0]
 
 
 def another_run(path: Path, cell_created: Any, created: Any) -> UsageError:

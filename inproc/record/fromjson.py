@@ -70,7 +70,7 @@ def _entry(row: dict[str, Any], d: dict[str, Any], cells_root: Path | None, lost
     try:
         full = _with_cell(row, cells_root, d.get("created"))
     except UsageError as e:
-        cell = damage.unreadable(cells_root / row["cell_file"], e, Path(row["cell_file"]).stem)
+        cell = damage.unreadable(cells_root / row["cell_file"], e, damage.entry_of(row["cell_file"]))
         lost.append(cell)
         return damage.unreadable_entry(row, cell, plan)
     return make(full)

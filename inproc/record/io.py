@@ -3,14 +3,14 @@
 ``RESULTS.json`` (the path given to ``--out``, ``report``, ``compare``...) is the manifest:
 the plan, the engine, the machine, and every entry's status, verdict and figures (cached,
 with the version of the definitions that derived them). Each entry's raw records (its
-trace, samples and telemetry samples) are in ``RESULTS.cells/ENTRY.npz``
-(``inproc.record.cells``), written once when the entry is measured; the manifest is
-rewritten after each entry. Every write is temp file + fsync + ``os.replace``: a reader
+trace, samples and telemetry samples) are in ``RESULTS.cells/``: its cell file
+``ENTRY.json.gz`` and a Parquet file per table (``inproc.record.cells``), written once when
+the entry is measured; the manifest is rewritten after each entry. Every write is temp file + fsync + ``os.replace``: a reader
 never sees half a file, and an interrupted run loses at most the entry in progress.
 
 The schema's history and the migration of older files (versions 1–6 held every raw
-record inline in one JSON) are in :mod:`inproc.record.migrate`; a newer file than this
-inproc reads is refused with the fix.
+record inline in one JSON, 7–8 one ``.npz`` per entry) are in :mod:`inproc.record.migrate`;
+a newer file than this inproc reads is refused with the fix.
 """
 from __future__ import annotations
 
@@ -23,12 +23,12 @@ from typing import Any
 from inproc.errors import UsageError
 from inproc.record.atomic import write_atomic
 from inproc.record.claim import Claim, clear_cells
-from inproc.record.cells import read_skeleton, write_cell
+from inproc.record.cells import cell_name, is_cell_file, read_skeleton, write_cell
 from inproc.record.damage import require_raw, unlisted_row
 from inproc.record.fromjson import from_json
 from inproc.record.migrate import SCHEMA_VERSION, migrate
-from inproc.record.schema import RunRecord
-from inproc.record.tojson import entry_id, entry_json, header_json, plan_json, raw_json, to_json
+from inproc.record.schema import DecodeEntry, PrefillEntry, RunRecord
+from inproc.record.tojson import entry_id, entry_json, header_json, plan_json, to_json
 
 __all__ = ["SCHEMA_VERSION", "ResultsWriter", "cells_dir", "load_results", "plan_json", "read_finished",
            "record_from_json", "to_json", "write_manifest", "write_results", "write_text_atomic"]
@@ -71,11 +71,13 @@ class ResultsWriter:
         self.bytes_written = 0
         self._header: dict[str, Any] | None = None
         self.claim = Claim(self.path, self.cells)
-        # A resumed record's entries were read from their cell files: not written again. (One
-        # held without a cell file, a resumed schema-6 file's, is written at the first save.)
+        # A resumed record's entries were read from their cell files: not written again (a schema
+        # 7-8 file's .npz stay as they are). One held without a cell file, a resumed schema-6
+        # file's, is written at the first save.
         held = (record.prefill + record.decode) if record is not None else ()
         self._new = not held if new is None else new
-        self.files = {entry_id(e): f"{entry_id(e)}.npz" for e in held if (self.cells / f"{entry_id(e)}.npz").is_file()}
+        self.files = {entry_id(e): name for e in held
+                      for name in (cell_name(entry_id(e)), f"{entry_id(e)}.npz") if (self.cells / name).is_file()}
 
     def save(self, record: RunRecord, manifest: bool = False) -> None:
         """Write the cell files of entries not written yet; the manifest too when its header
@@ -85,9 +87,8 @@ class ResultsWriter:
         for e in record.prefill + record.decode:
             name = entry_id(e)
             if name not in self.files:
-                cell = {"created": record.created, "entry": entry_json(e), **raw_json(e)}
-                self.bytes_written += write_cell(self.cells / f"{name}.npz", cell)
-                self.files[name] = f"{name}.npz"
+                self.bytes_written += _write_entry(self.cells / cell_name(name), record.created, e)
+                self.files[name] = cell_name(name)
         header = header_json(record)
         if manifest or record.finished or header != self._header:
             self._write_manifest(record)
@@ -106,6 +107,14 @@ class ResultsWriter:
     def close(self) -> None:
         """Give up the claim on the path (another run may write it then)."""
         self.claim.release()
+
+
+def _write_entry(path: Path, created: str, e: PrefillEntry | DecodeEntry) -> int:
+    """An entry's cell file: its whole JSON row and its raw records, as they are held (nothing encoded)."""
+    telemetry = e.telemetry.trace if e.telemetry is not None else None
+    if isinstance(e, PrefillEntry):
+        return write_cell(path, created, entry_json(e), e.samples, True, telemetry)
+    return write_cell(path, created, entry_json(e), [e.trace] if e.trace else [], False, telemetry)
 
 
 def write_results(path: str | os.PathLike, record: RunRecord) -> int:
@@ -186,7 +195,8 @@ def with_unlisted_cells(data: dict[str, Any], cells: Path) -> dict[str, Any]:
     One that cannot be read, named as an entry of the plan, is added as a bare row: it loads
     as an Error entry naming it (``inproc.record.damage``), since it may be this run's."""
     listed = {d.get("cell_file") for d in data.get("prefill", []) + data.get("decode", [])}
-    found = sorted((p for p in cells.glob("*.npz") if p.name not in listed), key=lambda p: p.stat().st_mtime_ns)
+    found = sorted((p for p in cells.iterdir() if is_cell_file(p) and p.name not in listed) if cells.is_dir() else (),
+                   key=lambda p: p.stat().st_mtime_ns)
     rows = {"prefill": list(data.get("prefill", [])), "decode": list(data.get("decode", []))}
     for p in found:
         try:

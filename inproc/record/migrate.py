@@ -53,6 +53,16 @@ Schema history (``schema_version``):
       ``ns8``: delta, zigzag, byte-shuffled; ``inproc.record.cells``). A reader of 7 cannot
       read that member, hence the version. Older files: nothing moves (their times read as
       written, in ``xor8``).
+  9 — 2026-12-02: raw records as Parquet tables that pandas, polars and DuckDB read without
+      inproc. An entry's cell file is ``ENTRY.json.gz`` (gzip JSON: created, the entry's row,
+      the records' JSON values, its tables), with a Parquet file per table beside it:
+      ``ENTRY.steps.parquet`` (one row per step, a column per field of the step record),
+      ``ENTRY.requests``, ``ENTRY.tokens`` (one row per output token), ``ENTRY.gpu_samples``,
+      ``ENTRY.host_samples`` (``inproc.record.cells``, ``docs/results-format.md``); times of
+      whole nanoseconds as integer ``*_ns`` columns, others as written. A reader of 8 cannot
+      read them, hence the version. Older files: nothing moves; their ``.npz`` cell files are
+      read as they are (``inproc.record.migrate_cells``), and a resumed run writes its new
+      entries as Parquet.
 
   Added without a new version (2026-12-02; older readers ignore the fields):
   ``engine.settings.compute_dtype`` and ``compute_dtype_source``, the dtype the matmuls ran
@@ -69,7 +79,7 @@ from typing import Any
 
 from inproc.types import EngineSettings
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 
 def migrate(data: dict[str, Any]) -> dict[str, Any]:
@@ -94,6 +104,8 @@ def migrate(data: dict[str, Any]) -> dict[str, Any]:
         out["schema_version"] = 7  # raw records stay inline, which 7 reads too
     if out["schema_version"] == 7:
         out["schema_version"] = 8  # ns8 members are new in cell files: nothing to move
+    if out["schema_version"] == 8:
+        out["schema_version"] = 9  # Parquet cell files are new: .npz ones are read as they are
     return out
 
 

@@ -41,7 +41,7 @@ def _written(tmp_path: Path, source: Path = RUNS[0], name: str = "r.json") -> Pa
 
 
 def _cell(results: Path, entry: str = CELL) -> Path:
-    return cells_dir(results) / f"{entry}.npz"
+    return cells_dir(results) / f"{entry}.json.gz"
 
 
 def _truncate(p: Path) -> None:
@@ -51,7 +51,7 @@ def _truncate(p: Path) -> None:
 def _garble(p: Path) -> None:
     b = bytearray(p.read_bytes())
     middle = len(b) // 2
-    b[middle:middle + 32] = bytes(32)  # same size, a member's compressed bytes changed
+    b[middle:middle + 32] = bytes(32)  # same size, compressed bytes changed
     p.write_bytes(bytes(b))
 
 
@@ -64,7 +64,7 @@ def _another_runs(p: Path) -> None:
 DAMAGE = {
     "truncated": (_truncate, "truncated cell file"),
     "empty": (lambda p: p.write_bytes(b""), "empty cell file"),
-    "foreign": (lambda p: p.write_text("not a cell\n"), "not a cell file (not a zip archive)"),
+    "foreign": (lambda p: p.write_text("not a cell\n"), "not a cell file (not gzip-compressed JSON)"),
     "garbled": (_garble, "damaged cell file"),
     "missing": (Path.unlink, "missing cell file"),
     "another run's": (_another_runs, "cell file of another run"),
@@ -101,9 +101,9 @@ def test_a_damaged_cell_file_is_an_error_entry_and_the_rest_loads(tmp_path, kind
         if mine.key != "256x1":  # every other entry is whole: raw records and figures
             assert mine.status == theirs.status and mine.figures == theirs.figures and mine.trace is not None
     lost = next(e for e in rec.decode if e.key == "256x1")
-    row = next(d for d in json.loads(out.read_text())["decode"] if d["cell_file"] == f"{CELL}.npz")
+    row = next(d for d in json.loads(out.read_text())["decode"] if d["cell_file"] == f"{CELL}.json.gz")
     assert lost.status == st.ERROR and lost.trace is None
-    assert lost.error.startswith(f"cell file r.cells/{CELL}.npz unreadable: {what}"), lost.error
+    assert lost.error.startswith(f"cell file r.cells/{CELL}.json.gz unreadable: {what}"), lost.error
     assert f"the manifest recorded {row['status']}; {row['total_tok_s']:.1f} tok/s" in lost.reason
     assert lost.figures.total_tok_s == row["total_tok_s"]  # the manifest's headline figures are kept
     assert [u.entry for u in rec.unreadable] == [CELL] and rec.unreadable[0].reason.startswith(f"{_cell(out)}: {what}")
@@ -121,7 +121,7 @@ def test_every_command_gives_one_line_or_the_error_entry_and_changes_nothing(tmp
     before = _snapshot(tmp_path)
     start = f"{_cell(damaged)}: {what}"
     code, out, err = _inproc(capsys, "report", damaged)
-    assert code == 0 and err == "" and f"cell file r.cells/{CELL}.npz unreadable: {what}" in out
+    assert code == 0 and err == "" and f"cell file r.cells/{CELL}.json.gz unreadable: {what}" in out
     for args in (["report", damaged, "--rederive"], ["compare", good, damaged], ["compare", damaged, good],
                  ["baseline", good, damaged, "-o", tmp_path / "base.json"],
                  ["merge", damaged, good, "-o", tmp_path / "merged.json"]):
@@ -151,8 +151,8 @@ def test_a_damaged_manifest_is_one_line_in_every_command(tmp_path, capsys, manif
 
 def test_a_killed_writers_temp_files_are_passed_over_by_readers_and_cleaned_by_the_next_writer(tmp_path, capsys):
     out = _written(tmp_path)
-    leftovers = [tmp_path / ".r.json.1a2b3c4d.tmp", cells_dir(out) / f".{CELL}.npz.5e6f7a8b.tmp",
-                 tmp_path / ".r.cells.old-123-456" / f"{CELL}.npz"]
+    leftovers = [tmp_path / ".r.json.1a2b3c4d.tmp", cells_dir(out) / f".{CELL}.json.gz.5e6f7a8b.tmp",
+                 tmp_path / ".r.cells.old-123-456" / f"{CELL}.json.gz"]
     for p in leftovers:
         p.parent.mkdir(exist_ok=True)
         p.write_bytes(b"PK\x03\x04 half a file")
@@ -175,12 +175,12 @@ def test_an_unfinished_runs_damaged_unlisted_cell_file_is_an_error_entry(tmp_pat
     out.write_text(json.dumps(manifest))
     assert len(load_results(out).decode) == len(rec.decode)  # the unlisted cell file is found
     _truncate(cells_dir(out) / listed)
-    (cells_dir(out) / "decode-999x7.npz").write_bytes(b"")  # not a cell of the plan: no entry
+    (cells_dir(out) / "decode-999x7.json.gz").write_bytes(b"")  # not a cell of the plan: no entry
     again = load_results(out)
     assert [e.key for e in again.decode] == [e.key for e in rec.decode]
     lost = again.decode[-1]
     assert lost.status == st.ERROR and lost.reason.endswith("(not yet in the manifest)")
-    assert [u.entry for u in again.unreadable] == [Path(listed).stem]
+    assert [u.entry for u in again.unreadable] == [listed.split(".", 1)[0]]
 
 
 def test_a_cut_short_summary_is_one_line_naming_it(tmp_path):

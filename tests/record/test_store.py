@@ -1,11 +1,10 @@
-"""Schema 7 and 8 on disk: a manifest and one cell file per entry, written once; cached figures and when
+"""Schema 7 on: a manifest and one cell file per entry (9: with a Parquet file per table beside it), written once; cached figures and when
 they are derived again; schema-6 files migrated. Records come from the real vLLM run in
 ``tests/fixtures/cpu-vllm-small.json`` and its GPU-like derivative (no engine needed)."""
 from __future__ import annotations
 
 import dataclasses
 import json
-import zipfile
 
 import numpy as np
 import pytest
@@ -57,10 +56,12 @@ def test_manifest_and_cell_files_keep_every_raw_value_exactly(path, tmp_path):
     out = tmp_path / "r.json"
     write_results(out, rec)
     manifest = json.loads(out.read_text())
-    assert manifest["schema_version"] == SCHEMA_VERSION == 8 and manifest["cells"] == "r.cells"
+    assert manifest["schema_version"] == SCHEMA_VERSION == 9 and manifest["cells"] == "r.cells"
     assert "zb64" not in out.read_text()  # no array in the manifest
     rows = manifest["prefill"] + manifest["decode"]
-    assert sorted(p.name for p in cells_dir(out).iterdir()) == sorted(d["cell_file"] for d in rows)  # one each
+    files = sorted(p.name for p in cells_dir(out).iterdir())
+    assert sorted(d["cell_file"] for d in rows) == [f for f in files if f.endswith(".json.gz")]  # one each
+    assert {f.split(".")[0] for f in files} == {d["cell_file"].split(".")[0] for d in rows}  # the rest beside them
     valid = next(d for d in manifest["decode"] if d["status"] == st.VALID)
     assert valid["total_tok_s"] > 0 and "telemetry" not in valid and "anatomy" not in valid  # the headline only
     again = load_results(out)
@@ -77,14 +78,60 @@ def test_manifest_and_cell_files_keep_every_raw_value_exactly(path, tmp_path):
         _same_telemetry(a.telemetry, b.telemetry)
 
 
-def test_a_cell_file_is_a_few_members_numpy_reads_without_pickles(tmp_path):
+def test_a_cells_tables_are_parquet_files_pyarrow_reads_alone_with_a_column_per_field(tmp_path):
+    import pyarrow.parquet as pq
+
+    from inproc.measure.steps import FLOAT_COLUMNS, INT_COLUMNS, STEP_FLOATS, StepTrace, on_ns_grid_array
+
+    rec = load_results(GPU)  # measured before times were put on the nanosecond grid: put them there
+    old = next(e for e in rec.decode if e.trace is not None and e.telemetry is not None)
+    cols = {**old.trace.steps.columns, **{n: on_ns_grid_array(old.trace.steps.columns[n]) for n in STEP_FLOATS}}
+    e = dataclasses.replace(old, trace=dataclasses.replace(old.trace, steps=StepTrace(cols)))
     out = tmp_path / "r.json"
-    write_results(out, load_results(GPU))
-    name = next(d["cell_file"] for d in json.loads(out.read_text())["decode"] if d.get("cell_file"))
-    members = zipfile.ZipFile(cells_dir(out) / name).namelist()
-    assert 3 <= len(members) <= 8  # arrays gathered by type, not one member per column or request
-    with np.load(cells_dir(out) / name, allow_pickle=False) as npz:
-        assert npz["uint16"].size > 0  # token ids of a small vocabulary, in the narrowest type
+    write_results(out, dataclasses.replace(rec, decode=tuple(e if x is old else x for x in rec.decode)))
+    stem = cells_dir(out) / f"decode-{e.key}"
+    steps = pq.read_table(f"{stem}.steps.parquet")
+    assert steps.num_rows == len(e.trace.steps)
+    stored = {n.removesuffix("_ns").removesuffix("_s") for n in steps.column_names}
+    written = {n.removesuffix("_s") for n in FLOAT_COLUMNS + INT_COLUMNS if e.trace.steps.known(n).any() or n == "output_of"}
+    assert stored == written  # every field the engine reported, and only those
+    assert steps.column("t_end_ns").to_numpy().tolist() == [round(t * 1e9) for t in e.trace.steps.t_end_s]
+    tokens = pq.read_table(f"{stem}.tokens.parquet")
+    assert tokens.column_names == ["request", "step", "id"]
+    assert tokens.num_rows == sum(len(r.token_ids) for r in e.trace.requests)
+    requests = pq.read_table(f"{stem}.requests.parquet")
+    assert requests.column("request_id").to_pylist() == [r.request_id for r in e.trace.requests]
+    gpus = pq.read_table(f"{stem}.gpu_samples.parquet")
+    assert gpus.num_rows == sum(g.series.num_samples for g in e.telemetry.trace.gpus)
+    assert gpus.schema.field("energy_mj").type == "uint64"  # a counter stays exact
+    for name in ("steps", "tokens", "requests", "gpu_samples", "host_samples"):
+        meta = pq.read_metadata(f"{stem}.{name}.parquet").metadata
+        assert meta[b"inproc.schema_version"] == str(SCHEMA_VERSION).encode() and meta[b"inproc.table"] == name.encode()
+
+
+def test_minus_zero_and_off_grid_times_read_back_exactly(tmp_path):
+    """A seconds column holding -0.0, or a time off the nanosecond grid, stays float64 seconds."""
+    from inproc.measure.steps import StepTrace
+    from inproc.measure.trace import CellTrace, RequestTrace
+    from inproc.record.cells import read_cell, write_cell
+
+    n = 5
+    off = StepTrace.of(t_start_s=np.array([-0.0, 1e-9, 2e-9, 3e-9, 4e-9]), t_end_s=np.arange(n) * 1e-3 + 1e-12,
+                       schedule_s=np.array([0.0, np.nan, 1.5e-6, 2e-6, 3e-6]))
+    reqs = [RequestTrace("a", 4, 8, -0.0, True), RequestTrace("b", 4, 8, 0.25, False, np.array([1, 3], np.int32),
+                                                               np.array([2, 1], np.int32), np.array([7, 8, 9], np.int32))]
+    trace = CellTrace(off, reqs, None, 1.0)
+    path = tmp_path / "x.json.gz"
+    write_cell(path, "now", {}, [trace], False, None)
+    back = CellTrace.from_dict(read_cell(path)["trace"])
+    assert np.signbit(back.steps.t_start_s[0]) and back.steps.t_start_s[0] == 0.0
+    assert np.array_equal(back.steps.t_end_s, off.t_end_s) and np.isnan(back.steps.schedule_s[1])
+    assert np.array_equal(back.steps.schedule_s, off.schedule_s, equal_nan=True)
+    assert np.signbit(back.requests[0].submit_s) and back.requests[1].submit_s == 0.25
+    assert list(back.requests[1].token_steps) == [1, 3] and list(back.requests[1].token_counts) == [2, 1]
+    import pyarrow.parquet as pq
+    names = pq.read_table(tmp_path / "x.steps.parquet").column_names
+    assert "t_start_s" in names and "t_end_s" in names and "schedule_ns" in names  # -0.0 and off-grid stay seconds
 
 
 def test_cached_figures_are_read_unless_rederived_or_the_definitions_changed(tmp_path, run_inproc):
@@ -140,7 +187,7 @@ def test_a_missing_cell_file_is_an_error_entry_and_finished_needs_only_the_manif
     victim = next(cells_dir(out).iterdir())
     victim.unlink()
     rec = load_results(out)
-    assert [u.entry for u in rec.unreadable] == [victim.stem]
+    assert [u.entry for u in rec.unreadable] == [victim.name.split(".", 1)[0]]
     assert sum(e.status == st.ERROR and f"{victim.name} unreadable: missing" in e.reason
                for e in rec.prefill + rec.decode) == 1
     with pytest.raises(UsageError, match=f"{victim.name}: missing") as e:
@@ -178,7 +225,8 @@ def test_cell_files_of_an_earlier_run_at_the_path_are_not_taken(tmp_path):
     ResultsWriter(out, dataclasses.replace(fresh, decode=())).save(fresh)
     again = load_results(out)
     assert [x.key for x in again.decode] == [rec.decode[0].key] and not again.prefill
-    assert sorted(p.name for p in cells_dir(out).iterdir()) == [f"decode-{rec.decode[0].key}.npz"]  # the old folder went
+    # The old folder went: only the new entry's cell file and its tables are there.
+    assert {p.name.split(".", 1)[0] for p in cells_dir(out).iterdir()} == {f"decode-{rec.decode[0].key}"}
 
 
 @pytest.mark.parametrize("crash_in", ["clear_cells", "write_cell"])
@@ -224,9 +272,11 @@ def test_cached_figures_come_back_as_the_typed_figures_they_were(tmp_path):
 def test_measured_times_are_whole_nanoseconds_stored_as_such_and_derive_the_same_figures(tmp_path):
     """A cell driven on a clock whose readings are not on any grid (a fake clock, an odd step time)."""
     from inproc.measure import metrics as m
-    from inproc.measure.steps import STEP_FLOATS, on_ns_grid, on_ns_grid_array
+    from inproc.measure.steps import STEP_FLOATS, STEP_INTS, on_ns_grid, on_ns_grid_array
     from inproc.measure.trace import CellTrace
-    from inproc.record.cells import read_cell, read_skeleton, write_cell
+    import pyarrow.parquet as pq
+
+    from inproc.record.cells import read_cell, write_cell
     from tests.run.test_decode_cell import run_cell
     from tests.fakes.fake_engine import FakeScript
 
@@ -237,13 +287,55 @@ def test_measured_times_are_whole_nanoseconds_stored_as_such_and_derive_the_same
     assert all(on_ns_grid(r.submit_s) == r.submit_s for r in trace.requests)
     opened = int(np.flatnonzero(steps.t_end_s == trace.window_open_s)[0])  # the window opens at a step's end, exactly
     assert opened > 0 and not np.array_equal(np.diff(steps.t_end_s), np.full(len(steps) - 1, 0.0036123456789))
-    path = tmp_path / "cell.npz"
-    write_cell(path, {"trace": trace.to_dict()})
-    stored = read_skeleton(path)["trace"]["steps"]
-    assert {name for name, col in stored.items() if col.get("ns8")} == set(STEP_FLOATS)  # the times, as integer ns
+    path = tmp_path / "cell.json.gz"
+    write_cell(path, "now", {}, [trace], False, None)
+    stored = pq.read_schema(tmp_path / "cell.steps.parquet")
+    known = {name for name in STEP_FLOATS if steps.known(name).any()}
+    counted_ns = {n for n in STEP_INTS if n.endswith("_ns")}  # recorded as integer ns already (the GC pauses)
+    assert {n for n in stored.names if n.endswith("_ns")} - counted_ns == {f"{n[:-2]}_ns" for n in known}  # the times, as integer ns
+    assert all(stored.field(f"{n[:-2]}_ns").type == "int64" for n in known)
     again = CellTrace.from_dict(read_cell(path)["trace"])
     _same_trace(trace, again)
     w, w2 = m.window(trace), m.window(again)
     assert (w.first_step, w.last_step) == (w2.first_step, w2.last_step) and w.length_s == w2.length_s
     assert m.total_tok_s(trace, w) == m.total_tok_s(again, w2) and m.ttft_ms_median(trace) == m.ttft_ms_median(again)
     assert m.harness_overhead(trace, w) == m.harness_overhead(again, w2)
+
+
+@pytest.mark.parametrize("table, damage, what", [
+    ("steps", lambda b: b[: len(b) // 2], "truncated table file"),
+    ("tokens", lambda b: b[:4] + bytes(b[i] ^ 0xFF for i in range(4, len(b) // 2)) + b[len(b) // 2:], "damaged table file"),
+    ("requests", lambda b: b"", "empty table file"),
+    ("host_samples", None, "missing table file")])
+def test_a_damaged_table_beside_a_cell_file_is_one_line_naming_it(tmp_path, table, damage, what):
+    out = tmp_path / "r.json"
+    write_results(out, load_results(SMALL))
+    victim = cells_dir(out) / f"decode-256x1.{table}.parquet"
+    if damage is None:
+        victim.unlink()
+    else:
+        victim.write_bytes(damage(victim.read_bytes()))
+    rec = load_results(out)  # that entry is an Error entry naming the table file; the rest loads
+    lost = next(e for e in rec.decode if e.key == "256x1")
+    assert lost.error.startswith(f"cell file r.cells/decode-256x1.json.gz unreadable: {victim}: {what}"), lost.error
+    assert all(e.trace is not None for e in rec.decode if e.key != "256x1" and e.figures is not None)
+    with pytest.raises(UsageError) as e:
+        load_results(out, rederive=True)
+    assert str(e.value).startswith(f"{victim}: {what}") and "\n" not in str(e.value), str(e.value)
+
+
+def test_a_step_field_added_to_the_record_is_a_column_with_no_change_to_the_writer(tmp_path):
+    """Per-step fields another version adds (here GC pauses: a count and seconds) become columns by their names."""
+    import pyarrow.parquet as pq
+
+    from inproc.measure.steps import StepTrace
+    from inproc.measure.trace import CellTrace
+    from inproc.record.cells import write_cell
+
+    n = 4
+    base = StepTrace.of(t_start_s=np.arange(n) * 1e-3, t_end_s=np.arange(n) * 1e-3 + 5e-4)
+    cols = {**base.columns, "gc_collections": np.array([0, 1, 0, 2]), "gc_pause_s": np.array([0.0, 1.5e-4, 0.0, 3e-6])}
+    write_cell(tmp_path / "c.json.gz", "now", {}, [CellTrace(StepTrace(cols), [], None, 1.0)], False, None)
+    steps = pq.read_table(tmp_path / "c.steps.parquet")
+    assert steps.column("gc_collections").to_pylist() == [0, 1, 0, 2]
+    assert steps.column("gc_pause_ns").to_pylist() == [0, 150_000, 0, 3_000]

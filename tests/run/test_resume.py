@@ -21,7 +21,7 @@ FLAGS = ["--contexts", "256,512", "--concurrency", "1,2,3", "--duration", "0.6",
 
 def _cells(path) -> int:
     """Decode cells saved so far: their cell files (the manifest lists the newest only at its next write)."""
-    return len(list(cells_dir(path).glob("decode-*.npz")))
+    return len(list(cells_dir(path).glob("decode-*.json.gz")))
 
 
 def _files(path) -> dict[str, bytes]:
@@ -58,7 +58,7 @@ def test_sigkill_then_resume(tmp_path):
     assert len(final["prefill"]) == 1
     # Cells measured before the kill are kept exactly as they were, not measured again: their files untouched.
     for before in killed.decode:
-        name = f"decode-{before.key}.npz"
+        name = f"decode-{before.key}.json.gz"
         assert (cells_dir(out) / name).read_bytes() == files[name]
         after = next(c for c in final["decode"] if (c["context"], c["concurrency"]) == (before.context, before.concurrency))
         assert after["total_tok_s"] == before.figures.total_tok_s

@@ -1,0 +1,150 @@
+"""A results file for a notebook (``inproc.open``): the run's header, its cells' raw tables as Arrow
+tables, and its figures as one table.
+
+Each table is what the cell file stores (``docs/results-format.md``): read as it is from a
+schema-9 file, built by the same code from the raw records of an older one. An Arrow table
+becomes a DataFrame with ``.to_pandas()``, ``polars.from_arrow(t)``, or is queried by name in
+DuckDB (``duckdb.sql("SELECT ... FROM t")``).
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from inproc.measure.trace import CellTrace
+from inproc.record import cells as cellfiles
+from inproc.record.io import RESULTS_HINT, SCHEMA_VERSION, check_version, load_results, read_json, with_unlisted_cells
+from inproc.record.migrate import migrate
+from inproc.record.tojson import HEADLINE, entry_json
+from inproc.telemetry.trace import TelemetryTrace
+
+#: The tables a cell may hold, in the order :meth:`Cell.tables` lists them.
+TABLES = ("steps", "requests", "tokens", "gpu_samples", "host_samples", "arrivals")
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One entry of the run: its key, status and manifest row, and its raw tables (read when first asked)."""
+
+    name: str  # "decode-256x4", "prefill-8192": the cell file's stem
+    kind: str  # "decode" | "prefill"
+    context: int
+    concurrency: int | None  # None for a prefill entry
+    status: str
+    row: dict[str, Any]  # the entry's row in the manifest
+    source: Path | None  # its cell file (None: raw records inline, schema 6 and older)
+
+    @functools.cached_property
+    def tables(self) -> dict[str, pa.Table]:
+        """Every table the cell holds (an unmeasured cell: none)."""
+        if self.source is not None and self.source.name.endswith(cellfiles.cell_name("")):
+            return {k: v for k, v in cellfiles.read_tables(self.source).items() if v.num_columns}
+        return _built(self.source, self.row)
+
+    def table(self, name: str) -> pa.Table:
+        """Table ``name`` (empty where the cell has none: an unmeasured cell, a run without GPUs)."""
+        return self.tables.get(name, pa.table({}))
+
+    @property
+    def steps(self) -> pa.Table:
+        return self.table("steps")
+
+    @property
+    def requests(self) -> pa.Table:
+        return self.table("requests")
+
+    @property
+    def tokens(self) -> pa.Table:
+        return self.table("tokens")
+
+    def to_pandas(self, name: str = "steps"):
+        """Table ``name`` as a pandas DataFrame (pandas must be installed)."""
+        return self.table(name).to_pandas()
+
+
+def _built(source: Path | None, row: dict[str, Any]) -> dict[str, pa.Table]:
+    """The tables of an older file's entry, built from its raw records as schema 9 stores them."""
+    raw = cellfiles.read_cell(source) if source is not None else {
+        "trace": row.get("trace"), "samples": row.get("raw"), "telemetry": (row.get("telemetry") or {}).get("trace")}
+    samples = raw.get("samples") is not None
+    traces = [CellTrace.from_dict(t) for t in (raw["samples"] if samples else [raw["trace"]] if raw.get("trace") else [])]
+    telemetry = TelemetryTrace.from_dict(raw["telemetry"]) if raw.get("telemetry") else None
+    stored, _ = cellfiles.stored_tables(traces, samples, telemetry)
+    return {k: cellfiles.arrow_table(v) for k, v in stored.items() if v}
+
+
+@dataclass(frozen=True)
+class Run:
+    """A results file: ``header`` (the manifest without its rows), ``cells``, and ``figures``."""
+
+    path: Path
+    header: dict[str, Any]
+    cells: tuple[Cell, ...]
+
+    def cell(self, name: str) -> Cell:
+        """The cell named ``name`` (``decode-256x4``, ``prefill-8192``), or a KeyError listing the names."""
+        for c in self.cells:
+            if c.name == name:
+                return c
+        raise KeyError(f"no cell {name!r} in {self.path}; cells: {', '.join(c.name for c in self.cells)}")
+
+    @functools.cached_property
+    def figures(self) -> pa.Table:
+        """One row per entry: its kind, key, status, reason and headline figures, as the loader derives
+        them (again from the raw records where the file's definitions are not today's)."""
+        rec = load_results(self.path)
+        rows = [{"kind": "prefill", **entry_json(e)} for e in rec.prefill] + \
+               [{"kind": "decode", **entry_json(e)} for e in rec.decode]
+        return pa.Table.from_pylist([{k: r.get(k) for k in ("kind",) + HEADLINE if k != "cell_file"} for r in rows])
+
+    def table(self, name: str) -> pa.Table:
+        """Table ``name`` of every cell, one after another, with ``cell``, ``context`` and ``concurrency``
+        first (a column some cells lack is null there)."""
+        parts = []
+        for c in self.cells:
+            t = c.table(name)
+            if t.num_rows:
+                keys = {"cell": pa.array([c.name] * t.num_rows, pa.string()),
+                        "context": pa.array([c.context] * t.num_rows, pa.int64()),
+                        "concurrency": pa.array([c.concurrency] * t.num_rows, pa.int64())}
+                for i, (k, v) in enumerate(keys.items()):
+                    t = t.add_column(i, k, v)
+                parts.append(t)
+        return pa.concat_tables(parts, promote_options="permissive") if parts else pa.table({})
+
+    @property
+    def steps(self) -> pa.Table:
+        return self.table("steps")
+
+    @property
+    def requests(self) -> pa.Table:
+        return self.table("requests")
+
+    @property
+    def tokens(self) -> pa.Table:
+        return self.table("tokens")
+
+
+def open_run(path: str | Path) -> Run:
+    """Open a results file of any schema (``RESULTS.json``); a missing or foreign file is a one-line UsageError."""
+    p = Path(path)
+    data = read_json(p, "results file", f"No results file at {str(path)!r}. {RESULTS_HINT}")
+    check_version(data, "schema_version", SCHEMA_VERSION, "results file", RESULTS_HINT, str(p))
+    folder = p.parent / str(data["cells"]) if data.get("cells") else None
+    data = migrate(data)
+    if folder is not None and not data.get("finished"):
+        data = with_unlisted_cells(data, folder)
+    cells = tuple(_cell(kind, row, folder) for kind in ("prefill", "decode") for row in data.get(kind, []))
+    header = {k: v for k, v in data.items() if k not in ("prefill", "decode")}
+    return Run(p, header, cells)
+
+
+def _cell(kind: str, row: dict[str, Any], folder: Path | None) -> Cell:
+    concurrency = row.get("concurrency") if kind == "decode" else None
+    name = f"prefill-{row['context']}" if kind == "prefill" else f"decode-{row['context']}x{concurrency}"
+    source = folder / row["cell_file"] if folder is not None and row.get("cell_file") else None
+    return Cell(name, kind, int(row["context"]), concurrency, row.get("status", ""), row, source)
