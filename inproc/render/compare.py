@@ -24,8 +24,9 @@ SUMMARY_ITEMS = 5  # regressions named in the one-line verdict; the rows hold th
 # history: 1 — 2026-12-01, first format; 2 — 2026-12-01, tests "block bootstrap" (one run each side,
 # indicative, with "within" and "run_spread") and "between-run t"; Mann-Whitney and "p" gone;
 # 3 — 2026-12-02, verdict "insufficient data"; rows carry "p_change", "at_least" and "spread_source"; settings carry
-# "alarm_rate" and "threshold_confidence"; "run_spread" holds only a stated --run-spread
-COMPARE_JSON_VERSION = 3
+# "alarm_rate" and "threshold_confidence"; "run_spread" holds only a stated --run-spread; 4 — 2026-12-02, each
+# diagnosis carries "step_change" ("tail", "typical", "unchanged" or null: inproc.history.tail) and "tail_share"
+COMPARE_JSON_VERSION = 4
 
 
 def _cell(r: Row) -> str:
@@ -192,13 +193,16 @@ def render_compare_json(c: Comparison) -> str:
 def render_diagnoses(explained, fmt: str) -> str:
     """What changed in the steps of each slower or faster row (``inproc.history.explain``): a section after the rows.
 
-    text and md: one line per row; json: ``{"diagnoses": [{"cell", "metric", "diagnosis"}]}``
-    to merge into the comparison's document. Empty when no row is slower or faster.
+    text and md: one line per row; json: ``{"diagnoses": [{"cell", "metric", "diagnosis", "step_change",
+    "tail_share"}]}`` to merge into the comparison's document ("step_change": where the step time moved,
+    ``inproc.history.tail``; null without slow-step figures on both sides). Empty when no row is slower or faster.
     """
     from inproc.render.history import cell_text, step_text
 
     if fmt == "json":
-        return json.dumps({"diagnoses": [{"cell": e.row.key, "metric": e.row.metric, "diagnosis": e.diagnosis}
+        return json.dumps({"diagnoses": [{"cell": e.row.key, "metric": e.row.metric, "diagnosis": e.diagnosis,
+                                          "step_change": e.tail.where if e.tail else None,
+                                          "tail_share": e.tail.tail_share if e.tail else None}
                                          for e in explained]})
     if not explained:
         return ""
