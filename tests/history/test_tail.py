@@ -109,3 +109,12 @@ def test_compare_json_carries_where_the_step_time_moved():
     (d,) = doc["diagnoses"]
     assert d["step_change"] == TAIL and d["tail_share"] == split.tail_share and "in the tail" in d["diagnosis"]
     assert "in the tail" in render_diagnoses([Explained(row, diagnose([base], [new], "tok_s", 0.7), split)], "md")
+
+
+def test_a_compact_anatomy_keeps_the_slow_figures_and_old_ones_load_without():
+    a = anatomy(tail_grown(seed=2))
+    again = CellAnatomy.from_dict(a.to_dict())
+    assert again.slow == a.slow and again.slow.excess_ms > 0
+    old = a.to_dict()
+    del old["slow"]
+    assert CellAnatomy.from_dict(old).slow is None
