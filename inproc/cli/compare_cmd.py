@@ -22,9 +22,10 @@ from inproc.errors import UsageError
 from inproc.record.baseline import RunSet, load_runs
 from inproc.record.damage import require_raw
 from inproc.record.tojson import entry_id
-from inproc.cli.report_cmd import emit
+from inproc.cli.report_cmd import emit, write_report
 from inproc.history.explain import explain
 from inproc.render.compare import render_compare_json, render_compare_markdown, render_compare_text, render_diagnoses
+from inproc.render.compare_html import render_compare_html
 from inproc.render.side_by_side import (render_side_by_side_json, render_side_by_side_markdown,
                                         render_side_by_side_text)
 
@@ -87,21 +88,25 @@ def check_baseline(side: RunSet, allow: tuple[str, ...]) -> None:
         check_one_profile(side.runs, labels, allow, f"Baseline {side.path}")
 
 
-def check_output(output: str, inputs: tuple[str, ...]) -> None:
-    """A report never replaces an input, nor any results or baseline file."""
+def check_output(output: str, inputs: tuple[str, ...], flag: str = "-o") -> None:
+    """A report never replaces an input, nor any results or baseline file, and goes into a folder that exists."""
     out = Path(output)
+    example = "compare.html" if flag == "--html" else "compare.md"
     if out.is_dir():
-        raise UsageError(f"-o {output!r} is a directory. Give a file path, e.g. {out / 'compare.md'}.")
+        raise UsageError(f"{flag} {output!r} is a directory. Give a file path, e.g. {out / example}.")
+    if not out.parent.is_dir():
+        raise UsageError(f"{flag} {output!r}: no folder {str(out.parent)!r}. Give a path in an existing folder, "
+                         f"e.g. {example}.")
     if not out.exists():
         return
     if any(Path(i).exists() and out.samefile(i) for i in inputs):
-        raise UsageError(f"-o {output!r} is one of the files compared. Give a new path, e.g. compare.md.")
+        raise UsageError(f"{flag} {output!r} is one of the files compared. Give a new path, e.g. {example}.")
     try:
         data = json.loads(out.read_text())
     except (ValueError, UnicodeDecodeError):
         return
     if isinstance(data, dict) and ("schema_version" in data or "baseline_version" in data):
-        raise UsageError(f"-o {output!r} is a results or baseline file, not a report. Give another path.")
+        raise UsageError(f"{flag} {output!r} is a results or baseline file, not a report. Give another path.")
 
 
 def with_diagnoses(text: str, diagnoses: str, fmt: str) -> str:
@@ -136,16 +141,21 @@ def with_diagnoses(text: str, diagnoses: str, fmt: str) -> str:
 @click.option("--threshold-confidence", default=f"{StatSettings().threshold_confidence * 100:g}%", show_default=True,
               help="A slower or faster change must lie beyond the threshold with this confidence (one-sided).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here instead of stdout.")
+@click.option("--html", "html", type=click.Path(dir_okay=False),
+              help="Also write one HTML page: the verdict table and both runs' throughput-interactivity curves.")
 def compare(baseline_path, new_path, threshold, metrics, fmt, allow, sub_window, run_spread, threshold_confidence,
-            output) -> int:
+            output, html) -> int:
     """Compare NEW (a results file) against BASELINE (a results file, or a baseline from 'inproc baseline')."""
     settings = CompareSettings(parse_threshold(threshold), parse_metrics(metrics), tuple(allow),
                                StatSettings(cutting=parse_sub_window(sub_window),
                                             run_spread=parse_run_spread(run_spread),
                                             threshold_confidence=parse_confidence(threshold_confidence,
                                                                                   "--threshold-confidence")))
-    if output:
-        check_output(output, (baseline_path, new_path))
+    for flag, path in (("-o", output), ("--html", html)):
+        if path:
+            check_output(path, (baseline_path, new_path), flag)
+    if output and html and Path(output).resolve() == Path(html).resolve():
+        raise UsageError(f"-o and --html are the same file {output!r}. Give two paths, e.g. -o compare.md --html compare.html.")
     base, new = load_runs(baseline_path), load_runs(new_path)
     compared = {entry_id(e) for r in base.runs for e in r.decode} & {entry_id(e) for r in new.runs for e in r.decode}
     for rec in base.runs + new.runs:
@@ -154,9 +164,13 @@ def compare(baseline_path, new_path, threshold, metrics, fmt, allow, sub_window,
         check_baseline(side, settings.allow_different)
     if two_engines(base.runs, new.runs):
         result = side_by_side(base.runs, new.runs, settings.allow_different, baseline_path, new_path)
-        text = SIDE_BY_SIDE[fmt](result)
+        text, explained = SIDE_BY_SIDE[fmt](result), ()
     else:
         result = compare_runs(base.runs, new.runs, settings, baseline_path, new_path)
-        text = with_diagnoses(RENDERERS[fmt](result), render_diagnoses(explain(base.runs, new.runs, result), fmt), fmt)
+        explained = explain(base.runs, new.runs, result)
+        text = with_diagnoses(RENDERERS[fmt](result), render_diagnoses(explained, fmt), fmt)
+    if html:
+        write_report(html, render_compare_html(result, base.runs, new.runs, baseline_path, new_path, explained),
+                     "compare")
     emit(text, output, "compare")
     return result.exit_code

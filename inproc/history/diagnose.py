@@ -27,6 +27,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from inproc.history.facts import moved_facts, pct
+from inproc.history.tail import UNCHANGED, tail_split, tail_text
 from inproc.record.compact import CellAnatomy
 
 #: A term explaining less than this share of the change is not named.
@@ -101,15 +102,19 @@ def causes(base: Sequence[CellAnatomy], new: Sequence[CellAnatomy], metric: str,
 
 
 def diagnose(base: Sequence[CellAnatomy], new: Sequence[CellAnatomy], metric: str, ratio: float) -> str:
-    """The diagnosis in one line: ranked causes with their shares, then the facts that moved (or stayed)."""
+    """The diagnosis in one line: ranked causes with their shares, where the step time moved (tail or typical
+    step, ``inproc.history.tail``; tok/s and TBT), then the facts that moved (or stayed)."""
     if not base or not new:
         return "no step records to explain it (a cell without a window)"
     ranked = causes(base, new, metric, ratio)
+    split = tail_split(base, new) if metric in ("tok_s", "tbt") else None
     parts = [f"{c.text}, {min(c.share, 9.99) * 100:.0f} % of the change" for c in ranked]
+    parts += [tail_text(split)] if split is not None else []
     moved, unchanged = moved_facts(base, new)
     if metric == "ttft" and moved:  # TTFT is before the window: the window's facts are context, not causes
         moved[0] = "in the decode window after it: " + moved[0]
     parts += moved
-    if not ranked and not moved:
-        return "unexplained by the step records" + (f" ({'; '.join(unchanged)})" if unchanged else "")
+    if not ranked and not moved and (split is None or split.where == UNCHANGED):
+        unexplained = "unexplained by the step records" + (f" ({'; '.join(unchanged)})" if unchanged else "")
+        return "; ".join([unexplained] + parts)  # parts: the unchanged step time's split, or none
     return "; ".join(parts + unchanged)

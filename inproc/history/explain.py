@@ -6,6 +6,7 @@ from typing import Sequence
 
 from inproc.compare.verdicts import FASTER, SLOWER, Comparison, Row
 from inproc.history.diagnose import diagnose
+from inproc.history.tail import TailSplit, tail_split
 from inproc.record.compact import CellAnatomy
 from inproc.record.summarize import anatomy_of
 from inproc.record.schema import RunRecord
@@ -17,6 +18,7 @@ class Explained:
 
     row: Row
     diagnosis: str
+    tail: TailSplit | None = None  # where the step time moved (tok/s and TBT rows with slow-step figures)
 
 
 def _anatomies(runs: Sequence[RunRecord], cell: tuple[int, int]) -> list[CellAnatomy]:
@@ -34,5 +36,7 @@ def explain(base: Sequence[RunRecord], new: Sequence[RunRecord], c: Comparison) 
     for r in c.rows:
         if r.verdict in (SLOWER, FASTER) and r.estimate is not None:
             cell = (r.context, r.concurrency)
-            out.append(Explained(r, diagnose(_anatomies(base, cell), _anatomies(new, cell), r.metric, r.estimate.ratio)))
+            b, n = _anatomies(base, cell), _anatomies(new, cell)
+            split = tail_split(b, n) if r.metric in ("tok_s", "tbt") else None
+            out.append(Explained(r, diagnose(b, n, r.metric, r.estimate.ratio), split))
     return tuple(out)

@@ -210,11 +210,24 @@ class SlowFigures:
     max_ms: float = 0.0  # longest window step
     gc_ms: float | None = None  # Σ gc_ns inside the window's steps; None: not recorded
     gc_between_ms: float | None = None  # Σ gc_between_ns of the window's steps (the gaps before them)
+    excess_ms: float = 0.0  # slow_excess_s × 1e3: what the slow steps add to the mean step time
 
 
 def slow_time_share(slow: list[SlowStep], w: Window) -> float:
     """Σ of the window's slow steps' times ÷ the window's length (open to close)."""
     return sum(s.time_s for s in slow) / w.length_s if w.length_s > 0 else 0.0
+
+
+def slow_excess_s(slow: list[SlowStep], times_s: np.ndarray) -> float:
+    """Σ over the window's slow steps of (its time − the window's median step time) ÷ the window's steps
+    (``times_s``: every window step's time): how much the slow steps add to the mean step time beyond the
+    typical step, in seconds per step. The mean step time is the median plus this plus how far the other
+    steps sit from the median on average (``inproc.history.tail`` splits a change that way).
+    """
+    if not times_s.size:
+        return 0.0
+    median = float(np.median(times_s))
+    return sum(s.time_s - median for s in slow) / times_s.size
 
 
 def slow_figures(steps: StepTrace, w: Window) -> SlowFigures:
@@ -235,6 +248,7 @@ def slow_figures(steps: StepTrace, w: Window) -> SlowFigures:
         max_ms=float(times.max() * 1e3),
         gc_ms=float(gc.sum() / 1e6) if (gc >= 0).all() else None,
         gc_between_ms=float(between.sum() / 1e6) if (between >= 0).all() else None,
+        excess_ms=slow_excess_s(slow, times) * 1e3,
     )
 
 

@@ -9,7 +9,7 @@ A run file keeps every step and token; a compact cell keeps:
   and every request's TTFT;
 - :class:`CellAnatomy` — the step anatomy the diagnosis reads (``inproc.history.diagnose``):
   step time and host time per step, per batch size, graph modes, padding, bytes and FLOPs
-  per token, queues, KV blocks, telemetry.
+  per token, queues, KV blocks, telemetry, the slow steps (``inproc.measure.slow.SlowFigures``).
 
 Raw records stay in the run files. ``inproc.record.summarize`` makes these from a loaded run,
 ``inproc.record.summary`` writes and reads a whole run in this form.
@@ -22,7 +22,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from inproc.codec import decode_array, encode_array
+from inproc.codec import decode_array, encode_array, known_fields
+from inproc.measure.slow import SlowFigures
 
 
 @dataclass(frozen=True, eq=False)
@@ -99,6 +100,7 @@ class CellAnatomy:
     throttle_fraction: Mapping[str, float] = field(default_factory=dict)
     cpu_freq_mhz: float | None = None
     process_cpu_pct: float | None = None
+    slow: SlowFigures | None = None  # the window's slow steps and step-time tail (None: kept before they were)
 
     @property
     def tokens_per_step(self) -> float:
@@ -117,6 +119,7 @@ class CellAnatomy:
         known = {f.name for f in dataclasses.fields(cls)}
         values = {k: v for k, v in d.items() if k in known}
         values["batch_times"] = tuple(BatchTimes(**b) for b in d.get("batch_times") or ())
+        values["slow"] = SlowFigures(**known_fields(SlowFigures, d["slow"])) if d.get("slow") else None
         return cls(**values)
 
 

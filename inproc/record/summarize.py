@@ -144,4 +144,5 @@ def cell_anatomy(entry: DecodeEntry, w: Window, capacity: Capacity) -> CellAnato
         mean_waiting=float(steps.num_waiting[rows].clip(min=0).mean()), kv_blocks=capacity.num_blocks,
         sm_clock_mhz=tel.mean_sm_clock_mhz if tel else None, power_w=tel.mean_power_w if tel else None,
         throttle_fraction=dict(tel.throttle_fraction) if tel else {},
-        cpu_freq_mhz=tel.mean_cpu_freq_mhz if tel else None, process_cpu_pct=tel.process_cpu_util_pct if tel else None)
+        cpu_freq_mhz=tel.mean_cpu_freq_mhz if tel else None, process_cpu_pct=tel.process_cpu_util_pct if tel else None,
+        slow=f.slow)

@@ -8,7 +8,8 @@ traces, so the header (profile, plan, engine, machine, capacity, statuses) follo
 results schema; the cells are ``inproc.record.compact``.
 
 Versions (``summary_version``):
-  1 — 2026-12-01: as above.
+  1 — 2026-12-01: as above. From 2026-12-02 a cell's anatomy also holds "slow" (its slow-step
+      figures); a summary without it loads with none (no tail split in the diagnosis).
 """
 from __future__ import annotations
 

@@ -24,8 +24,9 @@ SUMMARY_ITEMS = 5  # regressions named in the one-line verdict; the rows hold th
 # history: 1 — 2026-12-01, first format; 2 — 2026-12-01, tests "block bootstrap" (one run each side,
 # indicative, with "within" and "run_spread") and "between-run t"; Mann-Whitney and "p" gone;
 # 3 — 2026-12-02, verdict "insufficient data"; rows carry "p_change", "at_least" and "spread_source"; settings carry
-# "alarm_rate" and "threshold_confidence"; "run_spread" holds only a stated --run-spread
-COMPARE_JSON_VERSION = 3
+# "alarm_rate" and "threshold_confidence"; "run_spread" holds only a stated --run-spread; 4 — 2026-12-02, each
+# diagnosis carries "step_change" ("tail", "typical", "unchanged" or null: inproc.history.tail) and "tail_share"
+COMPARE_JSON_VERSION = 4
 
 
 def _cell(r: Row) -> str:
@@ -50,7 +51,8 @@ def _ratio(r: Row) -> tuple[str, str]:
     return _factor(e.ratio), f"[{_factor(e.interval.low)}, {_factor(e.interval.high)}]"
 
 
-def _cells(r: Row) -> list[str]:
+def row_cells(r: Row) -> list[str]:
+    """The row's cells under COLUMNS, as text."""
     e = r.estimate
     ratio, interval = _ratio(r)
     verdict = r.reason if r.verdict in (SLOWER, FASTER) else r.verdict + (f": {r.reason}" if r.reason else "")
@@ -93,7 +95,8 @@ def summary_line(c: Comparison) -> str:
     return f"{n} regression{'s' if n > 1 else ''}{INDICATIVE if indicative else ''}: {shown} ({tally})."
 
 
-def _geomeans(c: Comparison) -> str:
+def geomeans_line(c: Comparison) -> str:
+    """The geometric mean of new ÷ baseline per metric, in one line."""
     parts = [f"{g.metric} {g.ratio:.3f} ({g.cells} cell{'s' if g.cells > 1 else ''})" if g.ratio is not None
              else f"{g.metric} {DASH} (no cells)" for g in c.geomeans]
     return "Geometric mean of new ÷ baseline over comparable cells: " + " · ".join(parts)
@@ -103,7 +106,8 @@ def _runs(n: int) -> str:
     return f"{n} runs" if n > 1 else "1 run"
 
 
-def _header(c: Comparison) -> list[str]:
+def header_lines(c: Comparison) -> list[str]:
+    """The sides, the threshold and the tests, a line each."""
     b, n = c.base, c.new
     lines = [f"Baseline {b.label} ({_runs(b.runs)}, {b.engine}) vs new {n.label} ({_runs(n.runs)}, {n.engine}); "
              f"profile {n.profile}",
@@ -120,14 +124,14 @@ COLUMNS = ["Cell", "Metric", "Baseline", "New", "Ratio", "Interval", "Verdict"]
 
 def render_compare_text(c: Comparison) -> str:
     """The comparison for a terminal: header, aligned rows with their marks, geometric means, verdict."""
-    table = [COLUMNS] + [_cells(r) for r in c.rows]
+    table = [COLUMNS] + [row_cells(r) for r in c.rows]
     marks = [" "] + [MARKS[r.verdict] for r in c.rows]
     widths = [max(len(row[i]) for row in table) for i in range(len(COLUMNS) - 1)]
-    lines = _header(c) + [""]
+    lines = header_lines(c) + [""]
     for mark, row in zip(marks, table):
         lines.append(f"{mark} " + "  ".join(f"{v:<{w}}" for v, w in zip(row, widths)) + "  " + row[-1])
     legend = ", ".join(f"{m.strip() or 'blank'} {v}" for v, m in MARKS.items())
-    return "\n".join(lines + ["", f"Marks: {legend}.", _geomeans(c), summary_line(c)]) + "\n"
+    return "\n".join(lines + ["", f"Marks: {legend}.", geomeans_line(c), summary_line(c)]) + "\n"
 
 
 def _md_escape(text: str) -> str:
@@ -137,7 +141,7 @@ def _md_escape(text: str) -> str:
 def _md_table(rows: list[Row]) -> list[str]:
     out = ["| | " + " | ".join(COLUMNS) + " |", "|" + "---|" * (len(COLUMNS) + 1)]
     for r in rows:
-        cells = [_md_escape(v) for v in _cells(r)]
+        cells = [_md_escape(v) for v in row_cells(r)]
         if r.verdict in (SLOWER, STATUS_CHANGED):
             cells[-1] = f"**{cells[-1]}**"
         mark = MARKS[r.verdict].strip()
@@ -149,7 +153,7 @@ def render_compare_markdown(c: Comparison) -> str:
     """The comparison as GitHub Markdown: the verdict first, then the changes, then every row folded."""
     title = "regression" if c.regressions else "no regression"
     lines = [f"## inproc compare: {title}", "", f"**{_md_escape(summary_line(c))}**", ""]
-    lines += [f"- {_md_escape(h)}" for h in _header(c)] + [f"- {_md_escape(_geomeans(c))}", ""]
+    lines += [f"- {_md_escape(h)}" for h in header_lines(c)] + [f"- {_md_escape(geomeans_line(c))}", ""]
     changes = [r for r in c.rows if r.verdict not in (NOT_SIGNIFICANT, NOT_COMPARABLE, INSUFFICIENT)]
     if changes:
         lines += ["### Changes", ""] + _md_table(changes) + [""]
@@ -192,13 +196,16 @@ def render_compare_json(c: Comparison) -> str:
 def render_diagnoses(explained, fmt: str) -> str:
     """What changed in the steps of each slower or faster row (``inproc.history.explain``): a section after the rows.
 
-    text and md: one line per row; json: ``{"diagnoses": [{"cell", "metric", "diagnosis"}]}``
-    to merge into the comparison's document. Empty when no row is slower or faster.
+    text and md: one line per row; json: ``{"diagnoses": [{"cell", "metric", "diagnosis", "step_change",
+    "tail_share"}]}`` to merge into the comparison's document ("step_change": where the step time moved,
+    ``inproc.history.tail``; null without slow-step figures on both sides). Empty when no row is slower or faster.
     """
     from inproc.render.history import cell_text, step_text
 
     if fmt == "json":
-        return json.dumps({"diagnoses": [{"cell": e.row.key, "metric": e.row.metric, "diagnosis": e.diagnosis}
+        return json.dumps({"diagnoses": [{"cell": e.row.key, "metric": e.row.metric, "diagnosis": e.diagnosis,
+                                          "step_change": e.tail.where if e.tail else None,
+                                          "tail_share": e.tail.tail_share if e.tail else None}
                                          for e in explained]})
     if not explained:
         return ""

@@ -24,7 +24,8 @@ def _value(p: Pair, v: float | None) -> str:
     return f"{text} {p.unit}" if p.unit else text
 
 
-def _rows(c: SideBySide) -> list[list[str]]:
+def table_rows(c: SideBySide) -> list[list[str]]:
+    """A status row per cell, then a row per figure either engine has, as text under :func:`columns`."""
     rows = []
     for cell in c.cells:
         name = f"{format_tokens(cell.context)} x {cell.concurrency}"
@@ -37,11 +38,13 @@ def _rows(c: SideBySide) -> list[list[str]]:
     return rows
 
 
-def _columns(c: SideBySide) -> list[str]:
+def columns(c: SideBySide) -> list[str]:
+    """The table's column names (the engines' names in the middle)."""
     return ["Cell", "Figure", c.base_engine, c.new_engine, "Ratio"]
 
 
-def _header(c: SideBySide) -> list[str]:
+def header_lines(c: SideBySide) -> list[str]:
+    """The two sides, the no-verdict note and the keys that differ, a line each."""
     runs = lambda n: f"{n} runs" if n > 1 else "1 run"
     lines = [f"Two engines side by side: {c.base_label} ({runs(c.base_runs)}, {c.base_engine}) and "
              f"{c.new_label} ({runs(c.new_runs)}, {c.new_engine}); ratio = {c.new_engine} ÷ {c.base_engine}",
@@ -56,19 +59,19 @@ def _header(c: SideBySide) -> list[str]:
 
 def render_side_by_side_text(c: SideBySide) -> str:
     """For a terminal: the header, then aligned rows (a status row per cell, then its figures)."""
-    table = [_columns(c)] + _rows(c)
+    table = [columns(c)] + table_rows(c)
     widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
-    lines = _header(c) + [""] + ["  ".join(f"{v:<{w}}" for v, w in zip(r, widths)).rstrip() for r in table]
+    lines = header_lines(c) + [""] + ["  ".join(f"{v:<{w}}" for v, w in zip(r, widths)).rstrip() for r in table]
     return "\n".join(lines) + "\n"
 
 
 def render_side_by_side_markdown(c: SideBySide) -> str:
     """As GitHub Markdown (for ``$GITHUB_STEP_SUMMARY``)."""
     esc = lambda t: t.replace("|", "\\|")
-    cols = _columns(c)
-    lines = ["## inproc compare: two engines side by side", ""] + [f"- {esc(h)}" for h in _header(c)] + [""]
+    cols = columns(c)
+    lines = ["## inproc compare: two engines side by side", ""] + [f"- {esc(h)}" for h in header_lines(c)] + [""]
     lines += ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    lines += ["| " + " | ".join(esc(v) for v in r) + " |" for r in _rows(c)]
+    lines += ["| " + " | ".join(esc(v) for v in r) + " |" for r in table_rows(c)]
     return "\n".join(lines) + "\n"
 
 
