@@ -106,7 +106,7 @@ def test_vllm_keeps_only_the_accounting_inproc_reads(vllm_engine, driver, prompt
     monkeypatch.setattr(llm.output_processor, "process_outputs", lambda outs, *a, **k: (
         made.extend(st_.stats for st_ in llm.output_processor.request_states.values()), process(outs, *a, **k))[1])
     trace = driver.decode_cell(CellPrompts(prompts, 128, 3, "distinct", 16),
-                               DecodeSettings(3, 0.5, 1024, anatomy_steps=16))
+                               DecodeSettings(3, 0.5, 1024, window_steps=8, anatomy_steps=16))
     s = trace.steps
     assert not recorded and made and all(x is None for x in made)  # no logger, no request stats
     a = m.anatomy_window(trace, m.window(trace))
