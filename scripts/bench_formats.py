@@ -25,7 +25,7 @@ import numpy as np
 from inproc.record.atomic import write_atomic
 from inproc.record.cells import cell_name, read_cell, stored_tables, write_cell
 from inproc.record.schema import PrefillEntry, RunRecord
-from inproc.record.tojson import entry_id, entry_json
+from inproc.record.tojson import cell_row, entry_id
 
 
 def _raw(e) -> tuple[list, bool, object]:
@@ -43,7 +43,7 @@ def _npz_write(path: Path, e, created: str) -> int:
             if isinstance(col, np.ma.MaskedArray):
                 col = col.filled(0) / 1e9 if not col.mask.any() else np.where(col.mask, np.nan, col.data / 1e9)
             arrays[f"{table}/{name}"] = np.asarray(col if not isinstance(col, list) else [str(v) for v in col])
-    cell = json.dumps({"created": created, "entry": entry_json(e), **meta}, separators=(",", ":"))
+    cell = json.dumps({"created": created, "entry": cell_row(e), **meta}, separators=(",", ":"))
     arrays["cell.json"] = np.frombuffer(cell.encode(), np.uint8)
     return write_atomic(path, lambda f: np.savez_compressed(f, **arrays))
 
@@ -64,7 +64,7 @@ def compare_formats(rec: RunRecord, out: Path, tokens: int, label: str) -> None:
         if fmt == "parquet":
             paths = [folder / cell_name(entry_id(e)) for e in entries]
             for p, e in zip(paths, entries):
-                write_cell(p, rec.created, entry_json(e), *_raw(e))
+                write_cell(p, rec.created, cell_row(e), *_raw(e))
         else:
             paths = [folder / f"{entry_id(e)}.npz" for e in entries]
             for p, e in zip(paths, entries):

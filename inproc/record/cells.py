@@ -1,4 +1,4 @@
-"""One entry's raw records as Parquet tables, written once (schema 9 on; layout and columns:
+"""One entry's raw records as Parquet tables, written once (schema 9 on; 10: a measured entry's cell row shortened; layout and columns:
 ``docs/results-format.md``; older ``.npz`` cell files: ``inproc.record.migrate_cells``).
 
 An entry ``decode-256x4`` is its cell file ``RESULTS.cells/decode-256x4.json.gz`` (the one
@@ -32,7 +32,7 @@ from inproc.record.tables import Table, arrivals_table, in_ns, seconds_of, telem
 from inproc.telemetry.trace import TelemetryTrace
 
 #: The cell file's version: the results file's schema that introduced it.
-CELL_SCHEMA = 9
+CELL_SCHEMA = 10
 CELL_SUFFIX, TABLE_SUFFIX = ".json.gz", ".parquet"
 _KEY_SCHEMA, _KEY_TABLE = b"inproc.schema_version", b"inproc.table"
 _WRITE = dict(compression="zstd", compression_level=9, write_statistics=False, store_schema=False, write_page_checksum=True)

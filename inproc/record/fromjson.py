@@ -132,7 +132,7 @@ def _prefill(d: dict[str, Any], use_cache: bool) -> PrefillEntry:
     samples = tuple(CellTrace.from_dict(s) for s in d.get("raw") or [])
     if d.get("error") or not samples:
         return PrefillEntry(d["context"], _verdict(d), samples, error=d.get("error"))
-    if use_cache:
+    if use_cache and "status" in d:  # no status: found in its cell file alone, derived again
         return cached.prefill_entry(d, _verdict(d), samples, _telemetry_trace(d))
     return derive.prefill_entry(d["context"], samples, _telemetry_trace(d))
 
@@ -144,7 +144,7 @@ def _decode(d: dict[str, Any], plan: RunPlan, capacity: Capacity, peaks: Peaks, 
     if d.get("error") or not d.get("trace"):
         return derive.unmeasured_entry(cell, mode, reproduce, _verdict(d), d.get("error"))
     trace = CellTrace.from_dict(d["trace"])
-    if use_cache:
+    if use_cache and "status" in d:  # no status: found in its cell file alone, derived again
         return cached.decode_entry(d, cell, mode, reproduce, _verdict(d), trace, _telemetry_trace(d))
     return derive.decode_entry(cell, mode, reproduce, trace, _telemetry_trace(d), capacity, plan.loops, peaks,
                                plan.settings.anatomy)

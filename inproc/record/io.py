@@ -28,7 +28,7 @@ from inproc.record.damage import require_raw, unlisted_row
 from inproc.record.fromjson import from_json
 from inproc.record.migrate import SCHEMA_VERSION, migrate
 from inproc.record.schema import DecodeEntry, PrefillEntry, RunRecord
-from inproc.record.tojson import entry_id, entry_json, header_json, plan_json, to_json
+from inproc.record.tojson import cell_row, entry_id, header_json, plan_json, to_json
 
 __all__ = ["SCHEMA_VERSION", "ResultsWriter", "cells_dir", "load_results", "plan_json", "read_finished",
            "record_from_json", "to_json", "write_manifest", "write_results", "write_text_atomic"]
@@ -110,11 +110,11 @@ class ResultsWriter:
 
 
 def _write_entry(path: Path, created: str, e: PrefillEntry | DecodeEntry) -> int:
-    """An entry's cell file: its whole JSON row and its raw records, as they are held (nothing encoded)."""
+    """An entry's cell file: what its row holds beyond the manifest's (``tojson.cell_row``) and its raw records."""
     telemetry = e.telemetry.trace if e.telemetry is not None else None
     if isinstance(e, PrefillEntry):
-        return write_cell(path, created, entry_json(e), e.samples, True, telemetry)
-    return write_cell(path, created, entry_json(e), [e.trace] if e.trace else [], False, telemetry)
+        return write_cell(path, created, cell_row(e), e.samples, True, telemetry)
+    return write_cell(path, created, cell_row(e), [e.trace] if e.trace else [], False, telemetry)
 
 
 def write_results(path: str | os.PathLike, record: RunRecord) -> int:
@@ -190,7 +190,9 @@ def record_from_json(data: Any, where: str, folder: Path | None = None, rederive
 
 def with_unlisted_cells(data: dict[str, Any], cells: Path) -> dict[str, Any]:
     """An unfinished run's manifest plus the entries of its cell files written after the manifest
-    was (same ``created``: cell files of an earlier run at this path are passed over).
+    was (same ``created``: cell files of an earlier run at this path are passed over). A measured
+    entry's cell file has no status or headline figures (``tojson.cell_row``): its row loads
+    derived again from its raw records.
 
     One that cannot be read, named as an entry of the plan, is added as a bare row: it loads
     as an Error entry naming it (``inproc.record.damage``), since it may be this run's."""

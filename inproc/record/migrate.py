@@ -63,6 +63,14 @@ Schema history (``schema_version``):
       read them, hence the version. Older files: nothing moves; their ``.npz`` cell files are
       read as they are (``inproc.record.migrate_cells``), and a resumed run writes its new
       entries as Parquet.
+  10 — 2026-12-02: the cell file's ``entry`` keeps of a measured entry only what the manifest
+      row does not hold (``inproc.record.tojson.cell_row``: no status, reason or headline
+      figures, which the manifest has); an entry found in its cell file alone (a killed run's,
+      not yet in the manifest) loads derived again from its raw records. A reader of 9 would
+      find such an entry without a status, hence the version. The host CPU counters are now
+      measured on the nanosecond grid, so their columns are stored as ``*_ns`` integers (the
+      cell file's ``ns`` names them, as 9's did for step times). Older files: nothing moves; a
+      schema-9 cell file holds the whole row.
 
   Added without a new version (2026-12-02; older readers ignore the fields):
   ``engine.settings.compute_dtype`` and ``compute_dtype_source``, the dtype the matmuls ran
@@ -79,7 +87,7 @@ from typing import Any
 
 from inproc.types import EngineSettings
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 
 
 def migrate(data: dict[str, Any]) -> dict[str, Any]:
@@ -106,6 +114,8 @@ def migrate(data: dict[str, Any]) -> dict[str, Any]:
         out["schema_version"] = 8  # ns8 members are new in cell files: nothing to move
     if out["schema_version"] == 8:
         out["schema_version"] = 9  # Parquet cell files are new: .npz ones are read as they are
+    if out["schema_version"] == 9:
+        out["schema_version"] = 10  # shorter cell rows are new: 9's hold the whole row
     return out
 
 

@@ -58,6 +58,23 @@ def entry_json(e: PrefillEntry | DecodeEntry) -> dict[str, Any]:
     return _prefill_json(e) if isinstance(e, PrefillEntry) else _decode_json(e)
 
 
+def cell_row(e: PrefillEntry | DecodeEntry) -> dict[str, Any]:
+    """What an entry's cell file keeps of its row: all but what the manifest row holds (status, reason,
+    headline figures) when the entry is derived from raw records, which give those again; its whole
+    row otherwise (an Error or unmeasured entry's verdict comes from no record).
+
+    The plan's cell (max_tokens, prompt mode, capacity check), the reproduce command, the checks
+    passed and the figures the manifest leaves out stay, so a listed entry's manifest row and cell
+    row together are its whole row. An entry found in its cell file alone (a killed run's, not yet
+    in the manifest) has no status: the loader derives it from its raw records (``inproc.record.derive``).
+    """
+    d = entry_json(e)
+    measured = e.samples if isinstance(e, PrefillEntry) else e.trace is not None
+    if e.error or not measured:
+        return d
+    return {k: v for k, v in d.items() if k not in HEADLINE or k in ("context", "concurrency")}
+
+
 def _row(e: PrefillEntry | DecodeEntry, cell_files: Mapping[str, str] | None) -> dict[str, Any]:
     """An entry's row: its headline and the cell file holding the rest, or all of it with raw records inline."""
     d = entry_json(e)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from inproc.measure.steps import on_ns_grid
 from inproc.telemetry.series import Probe, ProbeSource, SeriesBuffer
 from inproc.telemetry.trace import HOST_COLUMNS
 
@@ -55,7 +56,9 @@ class HostReader(ProbeSource):
             if name not in _NOT_BUSY:
                 busy += value
         idle = times.idle + getattr(times, "iowait", 0.0)
-        return (busy, busy + idle)
+        # The kernel counts in ticks (10 ms): on the nanosecond grid nothing is lost but the sums'
+        # rounding noise, and the results file stores the counters as integer nanoseconds.
+        return (on_ns_grid(busy), on_ns_grid(busy + idle))
 
     def _cpu_freq_mhz(self) -> tuple[float]:
         freq = self._psutil.cpu_freq()
@@ -70,4 +73,4 @@ class HostReader(ProbeSource):
 
 def _process_cpu_s() -> tuple[float]:
     t = os.times()
-    return (t.user + t.system,)
+    return (on_ns_grid(t.user + t.system),)  # ticks as well: see HostReader._host_cpu_s

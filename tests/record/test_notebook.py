@@ -16,13 +16,13 @@ import inproc
 from inproc.record.io import cells_dir, load_results, write_results
 from tests.conftest import FIXTURES
 
-RUN = FIXTURES / "schemas" / "v9.json"
+RUN = FIXTURES / "schemas" / "v10.json"
 DOC = Path(__file__).resolve().parents[2] / "docs" / "results-format.md"
 
 
 def test_open_gives_the_header_cells_tables_and_figures_of_the_loaded_run():
     run, rec = inproc.open(RUN), load_results(RUN)
-    assert run.header["created"] == rec.created and run.header["schema_version"] == 9
+    assert run.header["created"] == rec.created and run.header["schema_version"] == 10
     assert [c.name for c in run.cells] == ["prefill-256"] + [f"decode-{e.key}" for e in rec.decode]
     for c, e in zip(run.cells[1:], rec.decode):
         assert c.steps.num_rows == len(e.trace.steps)
@@ -44,14 +44,14 @@ def test_open_gives_the_header_cells_tables_and_figures_of_the_loaded_run():
 
 @pytest.mark.parametrize("version", [6, 8])
 def test_an_older_file_opens_as_the_same_tables(version):
-    """6 held its raw records inline, 8 in .npz cell files: the tables are built from them as 9 stores them."""
+    """6 held its raw records inline, 8 in .npz cell files: the tables are built from them as 10 stores them."""
     new, old = inproc.open(RUN), inproc.open(FIXTURES / "schemas" / f"v{version}.json")
     for a, b in zip(new.cells, old.cells):
         assert a.name == b.name
         assert a.tokens.equals(b.tokens), a.name
         assert a.requests.column("request_id").equals(b.requests.column("request_id"))
         assert a.steps.column("num_running").equals(b.steps.column("num_running"))
-        if version == 8:  # its times are on the nanosecond grid, as 9's (6's are not: they stay seconds)
+        if version == 8:  # its times are on the nanosecond grid, as 10's (6's are not: they stay seconds)
             assert a.steps.equals(b.steps) and a.requests.equals(b.requests), a.name
 
 

@@ -1,4 +1,5 @@
-"""Schema 7 on: a manifest and one cell file per entry (9: with a Parquet file per table beside it), written once; cached figures and when
+"""Schema 7 on: a manifest and one cell file per entry (9: with a Parquet file per table beside it; 10: its row
+shortened), written once; cached figures and when
 they are derived again; schema-6 files migrated. Records come from the real vLLM run in
 ``tests/fixtures/cpu-vllm-small.json`` and its GPU-like derivative (no engine needed)."""
 from __future__ import annotations
@@ -13,7 +14,9 @@ from inproc import types as st
 from inproc.errors import UsageError
 from inproc.record.io import (SCHEMA_VERSION, ResultsWriter, cells_dir, load_results, read_finished, to_json,
                               write_results)
+from inproc.record.cells import cell_name, read_skeleton
 from inproc.record.definitions import DEFINITIONS_VERSION
+from inproc.record.tojson import HEADLINE, entry_id, entry_json
 from tests.conftest import FIXTURES
 
 SMALL, GPU = FIXTURES / "cpu-vllm-small.json", FIXTURES / "gpu-like.json"
@@ -56,7 +59,7 @@ def test_manifest_and_cell_files_keep_every_raw_value_exactly(path, tmp_path):
     out = tmp_path / "r.json"
     write_results(out, rec)
     manifest = json.loads(out.read_text())
-    assert manifest["schema_version"] == SCHEMA_VERSION == 9 and manifest["cells"] == "r.cells"
+    assert manifest["schema_version"] == SCHEMA_VERSION == 10 and manifest["cells"] == "r.cells"
     assert "zb64" not in out.read_text()  # no array in the manifest
     rows = manifest["prefill"] + manifest["decode"]
     files = sorted(p.name for p in cells_dir(out).iterdir())
@@ -339,3 +342,52 @@ def test_a_step_field_added_to_the_record_is_a_column_with_no_change_to_the_writ
     steps = pq.read_table(tmp_path / "c.steps.parquet")
     assert steps.column("gc_collections").to_pylist() == [0, 1, 0, 2]
     assert steps.column("gc_pause_ns").to_pylist() == [0, 150_000, 0, 3_000]
+
+
+def _unlisted(path, tmp_path, name):
+    """A copy of the results file at ``path`` as a killed run leaves it: every entry in its cell files alone."""
+    import shutil
+    out = tmp_path / f"{name}.json"
+    manifest = json.loads(path.read_text())
+    manifest.update(prefill=[], decode=[], finished=False, cells=f"{name}.cells")
+    out.write_text(json.dumps(manifest))
+    shutil.copytree(cells_dir(path), cells_dir(out))
+    return out
+
+
+def _headline(e):
+    return (e.status, e.reason, e.verdict.checks_passed, e.figures, e.telemetry.figures if e.telemetry else None)
+
+
+def test_a_cell_file_keeps_only_what_the_manifest_row_lacks_and_an_unlisted_entry_is_derived_again(tmp_path):
+    """Schema 10: a measured entry's cell row has no status nor headline figures (the manifest holds them);
+    an entry found in its cell file alone derives them again from its raw records, as loading with
+    ``rederive`` does; an unmeasured entry (no raw record) keeps its whole row and verdict."""
+    rec = load_results(SMALL)
+    unmeasured = [e for e in rec.decode if e.trace is None]
+    assert unmeasured and any(e.trace is not None for e in rec.decode)  # both kinds in the fixture
+    out = tmp_path / "r.json"
+    write_results(out, rec)
+    for e in rec.prefill + rec.decode:
+        row = read_skeleton(cells_dir(out) / cell_name(entry_id(e)))["entry"]
+        whole = json.loads(json.dumps(entry_json(e)))  # as JSON holds it (tuples as lists)
+        assert all(json.dumps(row[k]) == json.dumps(v) for k, v in whole.items() if k in row)
+        if e in unmeasured:
+            assert json.dumps(row) == json.dumps(whole)
+        else:
+            assert "status" not in row and "total_tok_s" not in row and "ttft_ms" not in row
+            assert set(whole) - set(row) <= set(HEADLINE)
+    recovered = load_results(_unlisted(out, tmp_path, "killed"))
+    derived = load_results(out, rederive=True)
+    assert [entry_id(e) for e in recovered.prefill + recovered.decode] == [entry_id(e) for e in rec.prefill + rec.decode]
+    for a, b in zip(recovered.prefill + recovered.decode, derived.prefill + derived.decode):
+        assert _headline(a) == _headline(b), entry_id(a)
+    assert [e.status for e in recovered.decode] == [e.status for e in rec.decode]
+
+
+def test_a_schema_9_cell_file_found_alone_loads_its_whole_row_as_written(tmp_path):
+    v9 = FIXTURES / "schemas" / "v9.json"
+    rec = load_results(v9)
+    recovered = load_results(_unlisted(v9, tmp_path, "nine"))
+    assert [_headline(e) for e in recovered.prefill + recovered.decode] == \
+        [_headline(e) for e in rec.prefill + rec.decode]

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from inproc.errors import UsageError
+from inproc.record.tables import in_ns, whole_ns
 from inproc.telemetry.figures import TelemetryFigures, cell_figures
 from inproc.telemetry.judge import throttle_check
 from inproc.telemetry.sampler import open_telemetry
@@ -283,6 +284,12 @@ def test_real_host_sampling_in_a_background_thread():
     assert fig.max_rss_bytes > 0
     assert fig.mean_cpu_freq_mhz is None or fig.mean_cpu_freq_mhz > 0
     assert 0.0 <= fig.sampler_cpu_pct < 50.0
+    # The CPU counters are kernel ticks, measured on the nanosecond grid: a cell file stores them as integer ns.
+    for column in ("process_cpu_s", "host_busy_s", "host_total_s"):
+        values = host.values[column][host.ok[column]] if column in host.ok else host.values[column]
+        assert values.size and whole_ns(values) is not None and np.all(np.diff(values) >= 0), column
+    stored, _ = in_ns({"process_cpu_s": host.values["process_cpu_s"], "rss_bytes": host.values["rss_bytes"]})
+    assert set(stored) == {"process_cpu_ns", "rss_bytes"}
 
 
 def test_trace_and_figures_survive_json_exactly():
