@@ -50,14 +50,14 @@ def from_history(inputs: list[str]) -> list[tuple[int, int]]:
     return sorted({c.cell for c in build_history(nights).regressions})
 
 
-def flagged_cells(cell: str | None, compare: str | None, history: str | None) -> list[tuple[int, int]]:
+def flagged_cells(cell: str | None, compare: str | None, history: tuple[str, ...]) -> list[tuple[int, int]]:
     """The cells to bisect: given, or flagged by the alarm; a one-line error when none is."""
     given = [x for x in (cell, compare, history) if x]
     if len(given) != 1:
         raise UsageError("Give the cell one way: --cell LxC, --from-compare COMPARE.json or --from-history FILE/DIR.")
     if cell:
         return [parse_cell(cell)]
-    cells = from_compare(compare) if compare else from_history([history])
+    cells = from_compare(compare) if compare else from_history(list(history))
     if not cells:
-        raise UsageError(f"{compare or history!r} flags no regressed cell: nothing to bisect.")
+        raise UsageError(f"{compare or ', '.join(history)!r} flags no regressed cell: nothing to bisect.")
     return cells

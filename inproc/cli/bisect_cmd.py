@@ -50,7 +50,8 @@ def _extra(duration, window_steps, sets) -> tuple[str, ...]:
 @click.argument("profile_path", metavar="PROFILE")
 @click.option("--cell", help="The cell, CONTEXTxCONCURRENCY, e.g. 4Kx8.")
 @click.option("--from-compare", "from_compare", help="Bisect the cells flagged in 'inproc compare --format json' output.")
-@click.option("--from-history", "from_history", help="Bisect the cells of the newest night's regressions (runs, a folder).")
+@click.option("--from-history", "from_history", multiple=True,
+              help="Bisect the cells of the newest night's regressions in these nights (run files or a folder; repeatable).")
 @click.option("--repo", help="The git checkout the engine (or a plugin) is imported from.")
 @click.option("--good", help="A revision without the regression.")
 @click.option("--bad", help="A revision with it (a descendant of --good).")
