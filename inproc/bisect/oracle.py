@@ -8,9 +8,13 @@ the within-run interval widened in quadrature, the change tested as known, df = 
 R_base and R_new runs a side, the spread of one run, σ, enters as σ·√((1/R_base + 1/R_new)/2),
 so that compare's √2 of one run against one gives σ·√(1/R_base + 1/R_new).
 
-σ is the stated ``--run-spread`` until the bisect's own repeated runs (the good revision is
-measured in every pair) give the spread between runs of one revision on
-``MIN_SPREAD_DF`` degrees of freedom (:func:`learned_spread`).
+σ is the stated ``--run-spread`` (compare's one run against one with a stated spread). With
+``--run-spread learn`` it is learned from the bisect's own repeated runs (the good revision
+is measured in every pair) once they give it on ``MIN_SPREAD_DF`` degrees of freedom
+(:func:`learned_spread`); until then the stated default. Learned or not, the spread the runs
+show is reported beside the one used: on a machine whose load swings (a child at 20 tok/s,
+the next at 670, the same code) a learned spread is so wide that no revision is decided in a
+few pairs, while the stated one keeps deciding on the regression's half-way point.
 
 **The regression** (:class:`Reference`) is bad against good, measured at the start: it
 must be a slowdown compare would call (an alarm at ``NIGHT_ALPHA`` whose size lies beyond
@@ -48,7 +52,8 @@ GOOD, BAD, OTHER, UNDECIDED, INSUFFICIENT, SKIPPED = "good", "bad", "other", "un
 class OracleSettings:
     """How sure the oracle must be, and how long it may try."""
 
-    run_spread: float = 0.10  # σ of one child's log Total tok/s, until the bisect learns its own
+    run_spread: float = 0.10  # σ of one child's log Total tok/s (stated)
+    learn: bool = False  # use the spread the bisect's own runs show, once it rests on MIN_SPREAD_DF
     confidence: float = 0.95
     threshold: float = 0.05  # the regression must exceed this, as compare's threshold
     max_pairs: int = 3  # pairs (good, candidate) a revision gets before it is insufficient data
@@ -74,15 +79,15 @@ class Change:
         return -math.log(self.ratio), -math.log(self.interval.high), -math.log(self.interval.low)
 
 
-def learned_spread(groups: Sequence[Sequence[float]], stated: float) -> tuple[float, str]:
-    """(σ, its source): the spread between runs of one revision (log tok/s, each group one revision's runs),
-    once it rests on ``MIN_SPREAD_DF`` degrees of freedom; else the stated one."""
+def learned_spread(groups: Sequence[Sequence[float]], stated: float, learn: bool = True) -> tuple[float, str]:
+    """(σ, its source): with ``learn``, the spread between runs of one revision (log tok/s, each group runs of
+    one revision) once it rests on ``MIN_SPREAD_DF`` degrees of freedom; else the stated one, with what the runs show."""
     ss, df = residual_ss([np.log(np.asarray(g, dtype=float)) for g in groups])
-    if df >= MIN_SPREAD_DF:
-        found = moderated_spreads([ss], [df], "repeated runs of one revision")[0]
-        if found is not None:
-            return found.log_sd, found.source
-    return stated, f"stated --run-spread {stated * 100:g}% (the runs so far give {df} degrees of freedom)"
+    found = moderated_spreads([ss], [df], "repeated runs of one revision")[0] if df > 0 else None
+    if learn and found is not None and df >= MIN_SPREAD_DF:
+        return found.log_sd, found.source
+    shown = f"the runs show {found.log_sd * 100:.0f} % on {df} degrees of freedom" if found else "no repeated runs yet"
+    return stated, f"stated --run-spread {stated * 100:g}% ({shown})"
 
 
 def change(base: Sequence[RunSample], new: Sequence[RunSample], spread: float, source: str,

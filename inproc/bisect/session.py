@@ -76,8 +76,13 @@ class Sitting:
         return line
 
     def spread(self) -> tuple[float, str]:
-        groups = [[s.tok_s for s in self.runs_of(i)] for i in range(self.last + 1)]
-        return learned_spread([g for g in groups if g], self.oracle.run_spread)
+        """The spread between runs of one revision: each pair of good runs measured one after the other is a
+        group (a candidate is judged against its neighbours, so the sitting's slow drift is not noise to it),
+        and each other revision's runs are one."""
+        good = [s.tok_s for s in self.runs_of(0)]
+        groups = [good[k:k + 2] for k in range(len(good) - 1)]
+        groups += [[s.tok_s for s in self.runs_of(i)] for i in range(1, self.last + 1)]
+        return learned_spread([g for g in groups if g], self.oracle.run_spread, self.oracle.learn)
 
     def settle(self, i: int, verdict: str, note: str, change=None) -> None:
         v = VerdictLine(i, self.targets.ids[i], verdict, note, change.ratio if change else None,

@@ -63,7 +63,8 @@ def _extra(duration, window_steps, sets) -> tuple[str, ...]:
               help="Folder of the log, each run's results file and the reports.")
 @click.option("--resume", is_flag=True, help="Continue the bisect logged in --out; nothing measured is measured again.")
 @click.option("--run-spread", default=f"{DEFAULTS.run_spread * 100:g}%", show_default=True,
-              help="How much one child's tok/s varies from run to run, until the bisect's own repeated runs show it.")
+              help="How much one child's tok/s varies from run to run (log sd, e.g. 10%), or 'learn': from the "
+                   "bisect's own repeated runs once they show it on 3 degrees of freedom.")
 @click.option("--threshold", default=f"{DEFAULTS.threshold * 100:g}%", show_default=True,
               help="Bad must be slower than good beyond this (with compare's confidence).")
 @click.option("--max-pairs", type=click.IntRange(min=1), default=DEFAULTS.max_pairs, show_default=True,
@@ -78,8 +79,9 @@ def bisect(profile_path, cell, from_compare, from_history, repo, good, bad, buil
     out = str(Path(out).resolve())
     load_with_overrides(profile_path, sets)  # a bad profile or --set: one line, before anything moves
     cells = flagged_cells(cell, from_compare, from_history)
-    spread = parse_run_spread(run_spread)["tok_s"].log_sd
-    oracle = OracleSettings(run_spread=spread or DEFAULTS.run_spread, threshold=parse_threshold(threshold),
+    learn = run_spread.strip() == "learn"
+    spread = DEFAULTS.run_spread if learn else parse_run_spread(run_spread)["tok_s"].log_sd
+    oracle = OracleSettings(run_spread=spread or DEFAULTS.run_spread, learn=learn, threshold=parse_threshold(threshold),
                             max_pairs=max_pairs)
     targets = _targets(repo, good, bad, builds, build, Path(out))
     code = 1

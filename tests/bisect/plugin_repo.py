@@ -1,8 +1,8 @@
 """A git repository of a vLLM general plugin, committed revision by revision, for bisect's engine tests.
 
 Each commit writes ``bisect_probe.py`` (:func:`tests.plugins.wrapping_module`): the body it
-plants inside the model runner's ``execute_model`` is the revision's behaviour: a busy-wait
-that doubles the step time (a slower kernel) or a raise (a revision that does not run).
+plants inside the model runner's ``execute_model`` is the revision's behaviour: a sleep
+(the step made several times slower) or a raise (a revision that does not run).
 """
 from __future__ import annotations
 
@@ -12,18 +12,12 @@ from pathlib import Path
 from tests.plugins import register, wrapping_module
 
 MODULE = "bisect_probe"
-#: The planted slowdown: each call spins for half the time since the call before it (capped at
-#: 0.25 s). Back to back, the period p between calls settles where spin = p / 2, that is where the
-#: spin equals the step's own time: every decode step takes about twice as long, whatever the
-#: machine's load makes a step cost (a fixed busy-wait is +100 % on an idle machine and +2 % on a
-#: loaded one, where a step takes 50 times longer).
-DOUBLING = """state = _before.__dict__
-now = time.perf_counter()
-last, state["last"] = state.get("last"), now
-if last is not None:
-    end = now + min(0.5 * (now - last), 0.25)
-    while time.perf_counter() < end:
-        pass"""
+#: The planted slowdown: every step waits this long inside ``execute_model``. A fixed wait, not a
+#: share of the step: on this 2-core machine, shared with other jobs, one child's step time varies
+#: 2-5x from the next one's (3 ms idle, 40-300 ms under load), so only a wait that is large against
+#: the loaded step keeps the regression unmistakable (step time ×3 or more) at any load. A sleep, so
+#: the wait does not take the CPU the forward needs.
+SLOW_S = 0.5
 FAIL = "raise RuntimeError('planted failure: this revision does not run')"
 
 
@@ -53,4 +47,4 @@ def fast() -> str:
 
 
 def slow() -> str:
-    return DOUBLING
+    return f"time.sleep({SLOW_S!r})"

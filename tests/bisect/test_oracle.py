@@ -102,9 +102,11 @@ def test_calls_match_the_truth_over_many_simulated_bisect_steps():
 
 def test_the_spread_is_learned_once_repeated_runs_give_enough_degrees_of_freedom():
     sd, source = learned_spread([[100.0, 102.0], [50.0]], 0.1)
-    assert sd == 0.1 and "stated" in source
+    assert sd == 0.1 and "stated" in source and "on 1 degrees of freedom" in source
     groups = [[100.0, 104.0, 96.0, 101.0], [50.0, 52.0]]
     sd, source = learned_spread(groups, 0.1)
     logs = [np.log(g) for g in groups]
     expected = math.sqrt(sum(((x - x.mean()) ** 2).sum() for x in logs) / 4)
     assert sd == pytest.approx(expected) and "repeated runs" in source
+    sd, source = learned_spread(groups, 0.1, learn=False)  # the stated one, with what the runs show
+    assert sd == 0.1 and f"the runs show {expected * 100:.0f} % on 4 degrees of freedom" in source
