@@ -24,7 +24,8 @@ Its size d (the slowdown as a log) and its signature define "bad".
 **A candidate** against the good runs around it (:func:`decide`), with the slowdown's
 interval [lo, hi] (as logs, at the confidence):
 
-- hi < d/2: **good** — the change is less than half the regression's, with confidence;
+- hi < d/2: **good** — the change is less than half the regression's, with confidence (a
+  change compare would call slower or faster is named in its note: another change);
 - lo > d/2 and the signature is the regression's: **bad**;
 - lo > d/2 with another signature: **other** — slower for another reason, not the regression
   (for the search it is not bad);
@@ -43,7 +44,7 @@ from inproc.bisect.signature import Signature, signature
 from inproc.compare.estimate import WithinRun, stated_test
 from inproc.compare.spread import MIN_SPREAD_DF, NIGHT_ALPHA, ChangeTest, moderated_spreads, residual_ss
 from inproc.compare.stats import Interval, RunSpread, bootstrap_ratio
-from inproc.compare.verdicts import SLOWER, judge_test
+from inproc.compare.verdicts import FASTER, SLOWER, judge_test
 
 GOOD, BAD, OTHER, UNDECIDED, INSUFFICIENT, SKIPPED = "good", "bad", "other", "undecided", "insufficient data", "skipped"
 
@@ -147,7 +148,9 @@ def decide(ref: Reference, good: Sequence[RunSample], cand: Sequence[RunSample],
     shown = f"tok/s {c.ratio:.3f}x the good revision's ({c.interval.low:.3f}–{c.interval.high:.3f})"
     mid = f"half the regression, {math.exp(-half):.3f}x"
     if hi < half:
-        return Decision(GOOD, c, sig, f"{shown}: above {mid}")
+        verdict, reason = judge_test(c.test, "tok_s", s.threshold, c.test.p_change <= NIGHT_ALPHA)
+        other = f"; a change of its own: {reason}" if verdict in (SLOWER, FASTER) else ""
+        return Decision(GOOD, c, sig, f"{shown}: above {mid}{other}")
     if lo > half:
         if sig is None or ref.signature is None or sig.same_kind(ref.signature):
             return Decision(BAD, c, sig, f"{shown}: below {mid}" + (f"; {sig.describe()}" if sig else ""))
