@@ -1,8 +1,8 @@
 """The noise-aware oracle: is a candidate revision like the good one, like the bad one, or neither yet?
 
-Every test here is compare's (``inproc.compare``): a side's child runs are pooled into one
-Total tok/s sample (their sub-windows), the within-run interval of new ÷ base is
-compare's seeded block bootstrap (:func:`~inproc.compare.stats.bootstrap_ratio`), and the
+Every test here is compare's (``inproc.compare``): a side's figure is the geometric mean of
+its child runs' Total tok/s, the within-run interval of new ÷ base is compare's seeded block
+bootstrap over the runs' sub-windows (:func:`~inproc.compare.stats.bootstrap_ratio`), and the
 run-to-run spread is added as compare adds a stated one (:func:`~inproc.compare.estimate.stated_test`:
 the within-run interval widened in quadrature, the change tested as known, df = ∞). For
 R_base and R_new runs a side, the spread of one run, σ, enters as σ·√((1/R_base + 1/R_new)/2),
@@ -43,7 +43,7 @@ from inproc.bisect.runs import RunSample, pooled
 from inproc.bisect.signature import Signature, signature
 from inproc.compare.estimate import WithinRun, stated_test
 from inproc.compare.spread import MIN_SPREAD_DF, NIGHT_ALPHA, ChangeTest, moderated_spreads, residual_ss
-from inproc.compare.stats import Interval, RunSpread, bootstrap_ratio
+from inproc.compare.stats import Interval, RunSpread, bootstrap_ratio, geometric_mean
 from inproc.compare.verdicts import FASTER, SLOWER, judge_test
 
 GOOD, BAD, OTHER, UNDECIDED, INSUFFICIENT, SKIPPED = "good", "bad", "other", "undecided", "insufficient data", "skipped"
@@ -93,11 +93,19 @@ def learned_spread(groups: Sequence[Sequence[float]], stated: float, learn: bool
 
 def change(base: Sequence[RunSample], new: Sequence[RunSample], spread: float, source: str,
            s: OracleSettings) -> Change:
-    """Pooled new against pooled base, tested as compare tests one run against one with a stated spread."""
+    """New against base, tested as compare tests one run against one with a stated spread.
+
+    The ratio is that of the sides' geometric means of their runs' figures (compare's figure
+    of several runs): pooling the runs' sub-windows would weigh a slow run by its longer
+    seconds, and on a loaded machine one child can be ten times slower than the next. The
+    within-run interval is the block bootstrap's of the pooled sub-windows, moved to that ratio.
+    """
     pb, pn = pooled(list(base)), pooled(list(new))
-    fb, fn = pb.statistic(), pn.statistic()
     within = bootstrap_ratio(pb, pn, s.resamples, s.confidence, s.seed)
-    w = WithinRun(fn / fb, within, pb.n, pn.n, fb, fn)
+    pooled_ratio = pn.statistic() / pb.statistic()
+    fb, fn = geometric_mean([r.tok_s for r in base]), geometric_mean([r.tok_s for r in new])
+    shift = (fn / fb) / pooled_ratio
+    w = WithinRun(fn / fb, Interval(within.low * shift, within.high * shift), pb.n, pn.n, fb, fn)
     scaled = spread * math.sqrt((1 / len(base) + 1 / len(new)) / 2)
     test, wide = stated_test(w, RunSpread(scaled, 0, source), s.confidence)
     return Change(fn / fb, wide, test, spread, source, len(base), len(new))
