@@ -157,7 +157,7 @@ def decide(ref: Reference, good: Sequence[RunSample], cand: Sequence[RunSample],
     mid = f"half the regression, {math.exp(-half):.3f}x"
     if hi < half:
         verdict, reason = judge_test(c.test, "tok_s", s.threshold, c.test.p_change <= NIGHT_ALPHA)
-        other = f"; a change of its own: {reason}" if verdict in (SLOWER, FASTER) else ""
+        other = f"; a change of its own against the spread used: {reason}" if verdict in (SLOWER, FASTER) else ""
         return Decision(GOOD, c, sig, f"{shown}: above {mid}{other}")
     if lo > half:
         if sig is None or ref.signature is None or sig.same_kind(ref.signature):

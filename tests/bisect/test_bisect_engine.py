@@ -24,7 +24,7 @@ from tests.spawn import run_inproc, start_inproc
 pytestmark = [pytest.mark.engine, needs_vllm]
 
 LAYOUT = [fast(), fast(), slow(), fast(), FAIL, fast(), slow(), slow(), slow()]
-CELL = ("--cell", "256x2", "--window-steps", "16")
+CELL = ("--cell", "256x2", "--window-steps", "16", "--max-pairs", "5")
 
 
 def runs(log) -> list[dict]:
