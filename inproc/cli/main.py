@@ -7,6 +7,7 @@ import click
 
 from inproc import __version__
 from inproc.cli.baseline_cmd import baseline
+from inproc.cli.bisect_cmd import bisect
 from inproc.cli.cell_cmd import cell
 from inproc.cli.compare_cmd import compare
 from inproc.cli.history_cmd import history
@@ -39,6 +40,7 @@ cli.add_command(compare)
 cli.add_command(baseline)
 cli.add_command(history)
 cli.add_command(selftest)
+cli.add_command(bisect)
 
 
 def main(argv: list[str] | None = None) -> None:

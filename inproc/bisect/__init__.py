@@ -1,0 +1,1 @@
+"""``inproc bisect``: from a regressed cell to the engine commit that caused it (docs/bisect.md)."""
