@@ -1,7 +1,10 @@
 """Shared fixtures. Engine tests build ONE real engine per engine per test session (start costs seconds).
 
 Each engine runs in its own environment (``.venv-vllm``, ``.venv-sglang``); a test for an
-engine that is not installed here is skipped with the reason, through :func:`needs`.
+engine that is not installed here is skipped with the reason, through :func:`needs`, unless
+``INPROC_REQUIRE_ENGINE`` names that engine (``scripts/test.sh`` sets it for each engine's
+tier): then the session stops at once with the fix, so a tier whose engine went missing
+fails instead of skipping everything.
 Where SGLang is installed, its CPU stand-ins and environment are set up at import time,
 before any test module imports SGLang (it reads ``SGLANG_USE_CPU_ENGINE`` when first imported).
 
@@ -33,6 +36,28 @@ SETUP = {"vllm": "bash scripts/setup_vllm.sh, then .venv-vllm/bin/python -m pyte
          "sglang": "bash scripts/setup_sglang.sh, then .venv-sglang/bin/python -m pytest"}
 
 INSTALLED = {name: engines.get(name).installed() for name in engines.names()}
+#: Engines this test session must have (``INPROC_REQUIRE_ENGINE=vllm``, comma-separated): a missing one is an error.
+REQUIRED = tuple(n.strip() for n in os.environ.get("INPROC_REQUIRE_ENGINE", "").split(",") if n.strip())
+
+
+def missing_required(required: tuple[str, ...], installed: dict[str, bool]) -> str:
+    """Why the session cannot run the engines it must ("" when every required engine is installed)."""
+    unknown = [n for n in required if n not in installed]
+    if unknown:
+        return (f"INPROC_REQUIRE_ENGINE names {', '.join(map(repr, unknown))}. "
+                f"Known engines: {', '.join(sorted(installed))}.")
+    missing = [n for n in required if not installed[n]]
+    if missing:
+        return "; ".join(f"INPROC_REQUIRE_ENGINE={n} but {n} is not installed in {sys.prefix}: run {SETUP[n]}"
+                         for n in missing)
+    return ""
+
+
+def pytest_configure(config):
+    """Stop before collecting when an engine this tier must test is not installed (it would only skip)."""
+    why = missing_required(REQUIRED, INSTALLED)
+    if why:
+        raise pytest.UsageError(why)
 
 
 def needs(engine: str):
@@ -156,10 +181,15 @@ def engine(request):
     """The session engine of each engine that is installed here (the other is skipped)."""
     if not INSTALLED[request.param]:
         pytest.skip(f"{request.param} is not installed here; run {SETUP[request.param]}")
-    eng = request.getfixturevalue(f"{request.param}_engine")
-    if getattr(eng, "_launched", True) is None:
-        pytest.skip("the session engine was shut down by an earlier test")
-    return eng
+    return live(request.getfixturevalue(f"{request.param}_engine"))
+
+
+def live(engine):
+    """``engine``, failing the test if an earlier test shut it down (tests that do are marked to run last)."""
+    if getattr(engine, "_launched", True) is None:
+        pytest.fail("the session engine was shut down by an earlier test: mark that test ends_session_engine "
+                    "(collected last) or give it its own engine", pytrace=False)
+    return engine
 
 
 @pytest.fixture()

@@ -67,3 +67,14 @@ def test_engine_fixtures_mark_a_test_and_a_parametrized_name_does_not():
         assert is_engine_test(Item(["tmp_path", name]))
     assert not is_engine_test(Item(["tmp_path", "engine"], [pytest.mark.parametrize("engine", ["vllm"]).mark]))
     assert not is_engine_test(Item(["tmp_path", "capsys"]))
+
+
+def test_a_tier_that_requires_an_engine_stops_when_it_is_missing():
+    from tests.conftest import missing_required
+
+    assert missing_required((), {"vllm": False, "sglang": False}) == ""  # the fast tier needs none
+    assert missing_required(("vllm",), {"vllm": True, "sglang": False}) == ""
+    why = missing_required(("sglang",), {"vllm": True, "sglang": False})
+    assert why.startswith("INPROC_REQUIRE_ENGINE=sglang but sglang is not installed in ") and "setup_sglang.sh" in why
+    assert missing_required(("vlm",), {"vllm": True, "sglang": True}) == \
+        "INPROC_REQUIRE_ENGINE names 'vlm'. Known engines: sglang, vllm."
