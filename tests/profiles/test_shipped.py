@@ -39,6 +39,14 @@ def test_every_profile_file_is_shipped_and_checks():
             assert all(ln.status in ("ok", "note", "skipped") for ln in lines)
 
 
+def test_every_shipped_profile_is_listed_in_the_docs():
+    table = (ROOT / "docs" / "profiles.md").read_text().split("## Shipped profiles\n", 1)[1].split("\n\n", 1)[0]
+    listed = re.findall(r"^\| `([^`]+\.toml)` \| (\w+)", table, re.MULTILINE)
+    assert sorted(name for name, _ in listed) == [p.name for p in FILES]
+    for name, engine in listed:
+        assert engines.get(load_profile(PROFILES / name).engine).label.lower().startswith(engine.lower()), name
+
+
 @pytest.mark.parametrize("path", CPU, ids=lambda p: p.stem)
 def test_cpu_profile_says_what_its_matrix_shows(path):
     found = CLAIM.search(path.read_text())
