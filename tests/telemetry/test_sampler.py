@@ -284,9 +284,9 @@ def test_real_host_sampling_in_a_background_thread():
     fig = cell_figures(trace, t_open, t_close, None)
     ncpu = os.cpu_count() or 1
     assert 0.0 < fig.process_cpu_util_pct <= 100.0 * ncpu + 5.0
-    assert fig.host_cpu_util_pct is None or 0.0 <= fig.host_cpu_util_pct <= 100.0
+    assert 0.0 < fig.host_cpu_util_pct <= 100.0  # this thread kept one CPU busy
     assert fig.max_rss_bytes > 0
-    assert fig.mean_cpu_freq_mhz is None or fig.mean_cpu_freq_mhz > 0
+    assert fig.mean_cpu_freq_mhz is None or fig.mean_cpu_freq_mhz > 0  # read on every 10th sample, where the platform has it
     # The sampler's own thread: some CPU, and no more than one core over the cell it lived in.
     assert 0.0 < trace.sampler_cpu_s <= trace.stopped_s - trace.started_s
     assert fig.sampler_cpu_pct == pytest.approx(100.0 * trace.sampler_cpu_s / (trace.stopped_s - trace.started_s))
