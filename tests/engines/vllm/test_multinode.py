@@ -16,7 +16,7 @@ from inproc.record.io import load_results
 from tests.cli.test_cli import inproc
 from tests.conftest import DEFAULT_PROFILE, needs_vllm
 from tests.engines.two_nodes import free_port, run_two_nodes
-from tests.spawn import child_env
+from tests.spawn import child_env, run_main
 
 pytestmark = [needs_vllm, pytest.mark.engine]  # every test here starts `python -m inproc`
 
@@ -59,11 +59,12 @@ def test_two_nodes_measure_a_cell_and_leave_nothing_running(tmp_path):
     (["worker", "--node-rank", "1"], ["nnodes=2", "distributed-executor-backend=ray"], "Ray starts vLLM's workers"),
     (["cell", "--context", "256", "--concurrency", "1"], ["nnodes=2", "node-rank=1"], "build the head (node rank 0)"),
 ])
-def test_bad_node_ranks_are_one_line_exit_2(command, sets, needle, tmp_path):
+def test_bad_node_ranks_are_one_line_exit_2(command, sets, needle, tmp_path, capfd):
     args = [command[0], str(DEFAULT_PROFILE), *command[1:], *[w for s in sets for w in ("--set", s)]]
-    if command[0] == "cell":
-        args += ["--out", str(tmp_path / "r.json")]
-    p = inproc(*args, timeout=300)
+    if command[0] == "cell":  # refused before the engine is built: in this process, where vLLM is imported already
+        p = run_main(capfd, *args, "--out", str(tmp_path / "r.json"))
+    else:  # the worker's checks are its adapter's, at the start of the worker's run: a child
+        p = inproc(*args, timeout=300)
     lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
     assert p.returncode == 2 and len(lines) == 1 and lines[0].startswith("Error: ") and needle in lines[0], p.stderr[-2000:]
     assert "Traceback" not in p.stderr and not (tmp_path / "r.json").exists()
