@@ -134,3 +134,47 @@ def run_main(capfd, *args: str) -> subprocess.CompletedProcess:
         os.environ.update(env)
     out, err = capfd.readouterr()
     return subprocess.CompletedProcess(["inproc", *map(str, args)], code, out, err)
+
+
+#: A child that runs inproc's ``main`` once per argv given (a JSON list), each with its own fds 1 and 2.
+_MAINS = """
+import json, os, sys, tempfile, traceback
+from inproc.cli.main import main
+results = []
+for argv in json.loads(sys.argv[1]):
+    env = dict(os.environ)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        sys.stdout.flush(); sys.stderr.flush()
+        saved = os.dup(1), os.dup(2)
+        os.dup2(out.fileno(), 1); os.dup2(err.fileno(), 2)
+        code = 0
+        try:
+            main(argv)
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        except BaseException:
+            traceback.print_exc(); code = 1
+        finally:
+            sys.stdout.flush(); sys.stderr.flush()
+            os.dup2(saved[0], 1); os.dup2(saved[1], 2)
+            os.environ.clear(); os.environ.update(env)
+        out.seek(0); err.seek(0)
+        results.append([code, out.read().decode(errors="replace"), err.read().decode(errors="replace")])
+print("RESULTS " + json.dumps(results))
+"""
+
+
+def run_mains(*argvs: list[str], timeout: float = 600) -> list[subprocess.CompletedProcess]:
+    """Several ``inproc ARGV`` in ONE child, one after another (one interpreter start and engine import for all):
+    for commands that stop at bad input inside an engine adapter, where :func:`run_main` may not go.
+
+    Each gets its own stdout and stderr (fds 1 and 2) and exit status, and the environment as it
+    was; an exception is printed as a traceback with status 1, as a child of its own would.
+    """
+    import json
+
+    p = run_child([sys.executable, "-c", _MAINS, json.dumps([[str(a) for a in argv] for argv in argvs])], timeout=timeout)
+    line = next((ln for ln in p.stdout.splitlines() if ln.startswith("RESULTS ")), None)
+    assert p.returncode == 0 and line, p.stderr[-3000:]
+    return [subprocess.CompletedProcess(["inproc", *argv], code, out, err)
+            for argv, (code, out, err) in zip(argvs, json.loads(line[len("RESULTS "):]))]
