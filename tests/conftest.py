@@ -16,6 +16,7 @@ guards the mark: an unmarked test that builds an engine or starts a child fails.
 from __future__ import annotations
 
 import os
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -80,7 +81,7 @@ if INSTALLED["sglang"]:
 
 #: Fixtures that build an engine or start a child process: a test using one is in the engine tier.
 ENGINE_FIXTURES = frozenset({"vllm_engine", "sglang_engine", "async_vllm_engine", "engine", "idle_engine", "driver",
-                             "run_inproc"})
+                             "run_inproc", "shipped_run"})
 
 
 def _fixtures_used(item) -> set[str]:
@@ -137,6 +138,40 @@ def run_inproc():
     ``run_child``, ``child_env``) for tests that need a process they can signal.
     """
     return spawn.run_inproc
+
+
+#: A profile whose first forward needs test support's fakes (kernels no package ships for a CPU).
+FAKES = re.compile(r"^# Test support: tests/cpu_support/(?P<module>\w+)\.py$", re.MULTILINE)
+#: How a shipped profile's matrix is run for the tests: 4-step windows (no status depends on the window) and no
+#: prefill rows (no test of these runs reads them).
+SHIPPED_RUN_FLAGS = ("--window-steps", "4", "--no-prefill", "--seed", "3")
+
+
+@pytest.fixture(scope="session")
+def shipped_run(tmp_path_factory):
+    """``shipped_run(path)``: the results file of the shipped profile's own matrix (:data:`SHIPPED_RUN_FLAGS`), run
+    once per session in a child and then read by every test that asks (the profile's claims, its capacity)."""
+    done: dict[Path, Path] = {}
+
+    def run(path: Path) -> Path:
+        path = Path(path)
+        if path not in done:
+            out = tmp_path_factory.mktemp(path.stem) / "r.json"
+            env = spawn.child_env()
+            env.pop("VLLM_CPU_KVCACHE_SPACE", None)  # another test's engine may have left it; it overrides a profile's pool
+            args = ["run", str(path), *SHIPPED_RUN_FLAGS, "--out", str(out)]
+            fakes = FAKES.search(path.read_text())
+            if fakes:  # its first forward needs test support's fakes, installed in the child before inproc runs
+                p = spawn.run_child([sys.executable, "-c", f"import sys; sys.path.append({str(CPU_SUPPORT)!r}); "
+                                     f"import {fakes['module']} as f, runpy; f.install(); "
+                                     "runpy.run_module('inproc', run_name='__main__')", *args], env=env, timeout=900)
+            else:
+                p = spawn.run_inproc(*args, env=env, timeout=900)
+            assert p.returncode == 0, p.stderr[-3000:]
+            done[path] = out
+        return done[path]
+
+    return run
 
 
 @pytest.fixture(scope="session")

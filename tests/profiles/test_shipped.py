@@ -18,12 +18,9 @@ from inproc.profiles.check import iter_checks
 from inproc.profiles.spec import load_profile, profiles_dir, shipped_profiles
 from inproc.record.io import load_results
 from tests.conftest import INSTALLED, PROFILES, ROOT
-from tests.spawn import child_env
 
 #: The line each CPU profile carries: "# Its matrix shows: Valid, Requests queued, Over capacity."
 CLAIM = re.compile(r"^# Its matrix shows: (?P<statuses>[^.]+)\.$", re.MULTILINE)
-#: A profile whose first forward needs test support's fakes (kernels no package ships for a CPU).
-FAKES = re.compile(r"^# Test support: tests/cpu_support/(?P<module>\w+)\.py$", re.MULTILINE)
 FILES = sorted(PROFILES.glob("*.toml"))
 CPU = [p for p in FILES if load_profile(p).gpus == 0]
 
@@ -57,27 +54,13 @@ def test_cpu_profile_says_what_its_matrix_shows(path):
 
 
 @pytest.mark.parametrize("path", CPU, ids=lambda p: p.stem)
-def test_cpu_profile_matrix_shows_what_its_comment_says(path, tmp_path, run_inproc):
-    """The shipped matrix, run for real with 4-step windows (the statuses do not depend on the window)."""
+def test_cpu_profile_matrix_shows_what_its_comment_says(path, shipped_run):
+    """The shipped matrix, run for real (``shipped_run``: 4-step windows, the statuses do not depend on the window)."""
     profile = load_profile(path)
     if not INSTALLED[profile.engine]:
         pytest.skip(f"{profile.engine} is not installed here")
     claimed = {s.strip() for s in CLAIM.search(path.read_text())["statuses"].split(",")}
-    out = tmp_path / "r.json"
-    env = child_env()
-    env.pop("VLLM_CPU_KVCACHE_SPACE", None)  # another test's engine may have left it; it overrides a profile's pool
-    fakes = FAKES.search(path.read_text())
-    if fakes:  # its first forward needs test support's fakes, installed in the child before inproc runs
-        support = str(ROOT / "tests" / "cpu_support")  # appended: the engine's own packages stay first
-        p = subprocess.run([sys.executable, "-c", f"import sys; sys.path.append({support!r}); "
-                            f"import {fakes['module']} as f, runpy; f.install(); "
-                            "runpy.run_module('inproc', run_name='__main__')", "run", str(path), "--window-steps", "4",
-                            "--prefill-samples", "1", "--seed", "3", "--out", str(out)],
-                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
-    else:
-        p = run_inproc("run", str(path), "--window-steps", "4", "--prefill-samples", "1", "--seed", "3", "--out", str(out),
-                       env=env, timeout=900)
-    assert p.returncode == 0, p.stderr[-3000:]
+    out = shipped_run(path)
     cells = json.loads(out.read_text())["decode"]
     shown = {c["status"] for c in cells}
     odd = [f"{c['context']}x{c['concurrency']}: {c['status']}: {c['reason']}" for c in cells if c["status"] not in claimed]
