@@ -20,7 +20,7 @@ pytestmark = [needs_sglang, pytest.mark.engine]  # every test here starts `pytho
 @pytest.mark.parametrize("loop, sets, lag", [("overlap", [], 1), ("normal", ["--set", "disable-overlap-schedule=true"], 0)])
 def test_a_cell_on_each_loop_counts_every_token(loop, sets, lag, tmp_path):
     out = tmp_path / "r.json"
-    p = run_inproc("cell", str(PROFILE), "--context", "256", "--concurrency", "3", "--duration", "2", "--max-output", "8",
+    p = run_inproc("cell", str(PROFILE), "--context", "256", "--concurrency", "3", "--window-steps", "24", "--max-output", "8",
                    "--prompt-mode", "distinct", "--seed", "4", *sets, "--out", str(out))
     assert p.returncode == 0, p.stderr[-3000:]
     rec = load_results(out)
@@ -45,5 +45,5 @@ def test_a_cell_on_each_loop_counts_every_token(loop, sets, lag, tmp_path):
     # Three requests (max-running 8) stayed in flight, refills included: nothing waited, so Valid.
     fig = cell.figures
     assert fig.max_waiting == 0 and fig.preemptions == 0
-    assert QUEUED_ACTIVE_FRACTION * 3 <= fig.avg_active <= 3, fig.avg_active
+    assert QUEUED_ACTIVE_FRACTION * 3 <= fig.avg_active <= 3 + 1e-9, fig.avg_active  # a time-weighted mean of counts up to 3
     assert (cell.status, cell.reason) == ("Valid", ""), cell.reason
