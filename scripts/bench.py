@@ -33,6 +33,8 @@
              (tests/sim: GPU-like steps, 2 % night-to-night noise, planted slowdowns), history
              and a 5-run-baseline compare, each rate with its interval and number of trials
              (scripts/bench_verdict.py; --trials, --trials-e2e).
+  loops      the loop detector on a full cell (128 x 4,096 tokens), median time per call
+             against its 0.5 s target (scripts/bench_loops.py).
   otava      history's detector on otava-test-data's labelled series: steps, outliers,
              regression then fix, variance changes (scripts/bench_otava.py).
 
@@ -184,8 +186,9 @@ def overhead() -> None:
 
 
 #: Subcommand -> its module in scripts/, whose ``main(argv)`` returns the exit status.
-SUBCOMMANDS = {"anatomy": "bench_anatomy", "slow": "bench_slow", "compare": "bench_compare", "record": "bench_record", "history": "bench_history",
-               "speed": "bench_speed", "verdict": "bench_verdict", "otava": "bench_otava"}
+SUBCOMMANDS = {"anatomy": "bench_anatomy", "slow": "bench_slow", "compare": "bench_compare", "record": "bench_record",
+               "history": "bench_history", "speed": "bench_speed", "verdict": "bench_verdict", "otava": "bench_otava",
+               "loops": "bench_loops"}
 
 
 if __name__ == "__main__":

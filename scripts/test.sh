@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Sets up both engine environments if needed and runs every test once: the fast tier and the
 # vLLM engine tier in .venv-vllm (then the nightly job's CPU variant), then the engine tier and
-# the SGLang-named tests in .venv-sglang (engine tests skip where their engine is missing; the
-# SGLang-only tests live in tests/engines/sglang).
+# the SGLang-named tests in .venv-sglang (a test for the other engine skips; the SGLang-only tests
+# live in tests/engines/sglang). Each engine tier sets INPROC_REQUIRE_ENGINE, so a venv that lost
+# its engine fails the tier at once instead of skipping every test; the fast tier needs no engine.
 set -uo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
@@ -11,7 +12,7 @@ bash scripts/setup_vllm.sh || exit 1
 # The fast tier (no engine built, no inproc started: pytest -m "not engine") runs once, here;
 # then the engine tier in each engine's venv (the SGLang venv also runs the tests named for SGLang).
 "${INPROC_VLLM_VENV:-$repo/.venv-vllm}/bin/python" -m pytest tests -q -p no:cacheprovider --ignore=tests/engines/sglang -m "not engine" "$@" || status=1
-"${INPROC_VLLM_VENV:-$repo/.venv-vllm}/bin/python" -m pytest tests -q -p no:cacheprovider --ignore=tests/engines/sglang -m engine "$@" || status=1
+INPROC_REQUIRE_ENGINE=vllm "${INPROC_VLLM_VENV:-$repo/.venv-vllm}/bin/python" -m pytest tests -q -p no:cacheprovider --ignore=tests/engines/sglang -m engine "$@" || status=1
 # The nightly job's commands (run, baseline, compare, the reports) on a tiny CPU matrix, so the
 # GPU workflow's commands cannot rot: two tiny runs, about a minute on 2 cores (mostly engine start).
 INPROC="${INPROC_VLLM_VENV:-$repo/.venv-vllm}/bin/python -m inproc" bash scripts/nightly.sh cpu || status=1
@@ -30,6 +31,6 @@ else
 fi
 if [[ -f scripts/setup_sglang.sh && -d tests/engines/sglang ]]; then
   bash scripts/setup_sglang.sh || exit 1
-  "${INPROC_SGLANG_VENV:-$repo/.venv-sglang}/bin/python" -m pytest tests -q -p no:cacheprovider -m "engine or sglang" "$@" || status=1
+  INPROC_REQUIRE_ENGINE=sglang "${INPROC_SGLANG_VENV:-$repo/.venv-sglang}/bin/python" -m pytest tests -q -p no:cacheprovider -m "engine or sglang" "$@" || status=1
 fi
 exit $status

@@ -1,7 +1,10 @@
 """Shared fixtures. Engine tests build ONE real engine per engine per test session (start costs seconds).
 
 Each engine runs in its own environment (``.venv-vllm``, ``.venv-sglang``); a test for an
-engine that is not installed here is skipped with the reason, through :func:`needs`.
+engine that is not installed here is skipped with the reason, through :func:`needs`, unless
+``INPROC_REQUIRE_ENGINE`` names that engine (``scripts/test.sh`` sets it for each engine's
+tier): then the session stops at once with the fix, so a tier whose engine went missing
+fails instead of skipping everything.
 Where SGLang is installed, its CPU stand-ins and environment are set up at import time,
 before any test module imports SGLang (it reads ``SGLANG_USE_CPU_ENGINE`` when first imported).
 
@@ -13,6 +16,7 @@ guards the mark: an unmarked test that builds an engine or starts a child fails.
 from __future__ import annotations
 
 import os
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -33,6 +37,28 @@ SETUP = {"vllm": "bash scripts/setup_vllm.sh, then .venv-vllm/bin/python -m pyte
          "sglang": "bash scripts/setup_sglang.sh, then .venv-sglang/bin/python -m pytest"}
 
 INSTALLED = {name: engines.get(name).installed() for name in engines.names()}
+#: Engines this test session must have (``INPROC_REQUIRE_ENGINE=vllm``, comma-separated): a missing one is an error.
+REQUIRED = tuple(n.strip() for n in os.environ.get("INPROC_REQUIRE_ENGINE", "").split(",") if n.strip())
+
+
+def missing_required(required: tuple[str, ...], installed: dict[str, bool]) -> str:
+    """Why the session cannot run the engines it must ("" when every required engine is installed)."""
+    unknown = [n for n in required if n not in installed]
+    if unknown:
+        return (f"INPROC_REQUIRE_ENGINE names {', '.join(map(repr, unknown))}. "
+                f"Known engines: {', '.join(sorted(installed))}.")
+    missing = [n for n in required if not installed[n]]
+    if missing:
+        return "; ".join(f"INPROC_REQUIRE_ENGINE={n} but {n} is not installed in {sys.prefix}: run {SETUP[n]}"
+                         for n in missing)
+    return ""
+
+
+def pytest_configure(config):
+    """Stop before collecting when an engine this tier must test is not installed (it would only skip)."""
+    why = missing_required(REQUIRED, INSTALLED)
+    if why:
+        raise pytest.UsageError(why)
 
 
 def needs(engine: str):
@@ -55,7 +81,7 @@ if INSTALLED["sglang"]:
 
 #: Fixtures that build an engine or start a child process: a test using one is in the engine tier.
 ENGINE_FIXTURES = frozenset({"vllm_engine", "sglang_engine", "async_vllm_engine", "engine", "idle_engine", "driver",
-                             "run_inproc"})
+                             "run_inproc", "shipped_run"})
 
 
 def _fixtures_used(item) -> set[str]:
@@ -114,6 +140,40 @@ def run_inproc():
     return spawn.run_inproc
 
 
+#: A profile whose first forward needs test support's fakes (kernels no package ships for a CPU).
+FAKES = re.compile(r"^# Test support: tests/cpu_support/(?P<module>\w+)\.py$", re.MULTILINE)
+#: How a shipped profile's matrix is run for the tests: 4-step windows (no status depends on the window) and no
+#: prefill rows (no test of these runs reads them).
+SHIPPED_RUN_FLAGS = ("--window-steps", "4", "--no-prefill", "--seed", "3")
+
+
+@pytest.fixture(scope="session")
+def shipped_run(tmp_path_factory):
+    """``shipped_run(path)``: the results file of the shipped profile's own matrix (:data:`SHIPPED_RUN_FLAGS`), run
+    once per session in a child and then read by every test that asks (the profile's claims, its capacity)."""
+    done: dict[Path, Path] = {}
+
+    def run(path: Path) -> Path:
+        path = Path(path)
+        if path not in done:
+            out = tmp_path_factory.mktemp(path.stem) / "r.json"
+            env = spawn.child_env()
+            env.pop("VLLM_CPU_KVCACHE_SPACE", None)  # another test's engine may have left it; it overrides a profile's pool
+            args = ["run", str(path), *SHIPPED_RUN_FLAGS, "--out", str(out)]
+            fakes = FAKES.search(path.read_text())
+            if fakes:  # its first forward needs test support's fakes, installed in the child before inproc runs
+                p = spawn.run_child([sys.executable, "-c", f"import sys; sys.path.append({str(CPU_SUPPORT)!r}); "
+                                     f"import {fakes['module']} as f, runpy; f.install(); "
+                                     "runpy.run_module('inproc', run_name='__main__')", *args], env=env, timeout=900)
+            else:
+                p = spawn.run_inproc(*args, env=env, timeout=900)
+            assert p.returncode == 0, p.stderr[-3000:]
+            done[path] = out
+        return done[path]
+
+    return run
+
+
 @pytest.fixture(scope="session")
 def sglang_tmpdir(tmp_path_factory):
     """A private temp folder for SGLang: its files there are this engine's, none other's.
@@ -156,10 +216,15 @@ def engine(request):
     """The session engine of each engine that is installed here (the other is skipped)."""
     if not INSTALLED[request.param]:
         pytest.skip(f"{request.param} is not installed here; run {SETUP[request.param]}")
-    eng = request.getfixturevalue(f"{request.param}_engine")
-    if getattr(eng, "_launched", True) is None:
-        pytest.skip("the session engine was shut down by an earlier test")
-    return eng
+    return live(request.getfixturevalue(f"{request.param}_engine"))
+
+
+def live(engine):
+    """``engine``, failing the test if an earlier test shut it down (tests that do are marked to run last)."""
+    if getattr(engine, "_launched", True) is None:
+        pytest.fail("the session engine was shut down by an earlier test: mark that test ends_session_engine "
+                    "(collected last) or give it its own engine", pytrace=False)
+    return engine
 
 
 @pytest.fixture()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,8 @@ CPU_SUPPORT = ROOT / "tests" / "cpu_support"
 #: Node id of the running test when it is NOT marked ``engine`` (``None`` while an engine test runs).
 #: Starts refusing: nothing builds an engine or starts a child outside a test.
 _unmarked: str | None = "(outside a test)"
+#: Set while :func:`run_main` runs a command in the test's own process: it must stop before building anything.
+_in_process: str | None = None
 
 
 def set_running(nodeid: str, engine_marked: bool) -> None:
@@ -30,7 +33,11 @@ def set_running(nodeid: str, engine_marked: bool) -> None:
 
 
 def refuse_unless_engine_test(what: str) -> None:
-    """Fail the running test (``pytest.fail``, which ``except Exception`` does not swallow) unless it is marked ``engine``."""
+    """Fail the running test (``pytest.fail``, which ``except Exception`` does not swallow) unless it is marked ``engine``
+    and no command runs in its own process (:func:`run_main`)."""
+    if _in_process is not None:
+        pytest.fail(f"{_in_process} {what}: a command run in the test's process must stop before building an engine "
+                    "or starting a child (use run_inproc for one that runs)", pytrace=False)
     if _unmarked is not None:
         pytest.fail(f"{_unmarked} {what} but is not marked engine: mark it @pytest.mark.engine or use an engine "
                     "fixture (run_inproc, engine, vllm_engine, …), so `pytest -m \"not engine\"` stays fast", pytrace=False)
@@ -91,3 +98,83 @@ def run_inproc(*args: str, timeout: float = 600, env: dict[str, str] | None = No
 def start_inproc(*args: str, env: dict[str, str] | None = None, **kwargs) -> subprocess.Popen:
     """``python -m inproc ARGS`` started, not waited for (kill / resume tests)."""
     return start_child(inproc_command(*args), env=env, **kwargs)
+
+
+@contextmanager
+def _running_in_process(what: str):
+    global _in_process
+    before, _in_process = _in_process, what
+    try:
+        yield
+    finally:
+        _in_process = before
+
+
+def run_main(capfd, *args: str) -> subprocess.CompletedProcess:
+    """``inproc ARGS`` in the test's own process, for a command that must stop at bad input before it builds an
+    engine or starts a child (either fails the test); costs no interpreter start and no engine import.
+
+    Its output is read from file descriptors 1 and 2 (``capfd``), so whatever an engine library
+    prints there counts as a child's would; its exit status is the ``SystemExit`` code; any other
+    exception propagates and fails the test (a child would print its traceback). Environment
+    variables it sets are put back.
+    """
+    from inproc.cli.main import main
+
+    capfd.readouterr()  # what the test printed before is not the command's
+    env, code = dict(os.environ), 0
+    try:
+        with _running_in_process(f"inproc {' '.join(map(str, args[:2]))} (run in the test's process)"):
+            main([str(a) for a in args])
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    finally:
+        for key in os.environ.keys() - env.keys():
+            del os.environ[key]
+        os.environ.update(env)
+    out, err = capfd.readouterr()
+    return subprocess.CompletedProcess(["inproc", *map(str, args)], code, out, err)
+
+
+#: A child that runs inproc's ``main`` once per argv given (a JSON list), each with its own fds 1 and 2.
+_MAINS = """
+import json, os, sys, tempfile, traceback
+from inproc.cli.main import main
+results = []
+for argv in json.loads(sys.argv[1]):
+    env = dict(os.environ)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        sys.stdout.flush(); sys.stderr.flush()
+        saved = os.dup(1), os.dup(2)
+        os.dup2(out.fileno(), 1); os.dup2(err.fileno(), 2)
+        code = 0
+        try:
+            main(argv)
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        except BaseException:
+            traceback.print_exc(); code = 1
+        finally:
+            sys.stdout.flush(); sys.stderr.flush()
+            os.dup2(saved[0], 1); os.dup2(saved[1], 2)
+            os.environ.clear(); os.environ.update(env)
+        out.seek(0); err.seek(0)
+        results.append([code, out.read().decode(errors="replace"), err.read().decode(errors="replace")])
+print("RESULTS " + json.dumps(results))
+"""
+
+
+def run_mains(*argvs: list[str], timeout: float = 600) -> list[subprocess.CompletedProcess]:
+    """Several ``inproc ARGV`` in ONE child, one after another (one interpreter start and engine import for all):
+    for commands that stop at bad input inside an engine adapter, where :func:`run_main` may not go.
+
+    Each gets its own stdout and stderr (fds 1 and 2) and exit status, and the environment as it
+    was; an exception is printed as a traceback with status 1, as a child of its own would.
+    """
+    import json
+
+    p = run_child([sys.executable, "-c", _MAINS, json.dumps([[str(a) for a in argv] for argv in argvs])], timeout=timeout)
+    line = next((ln for ln in p.stdout.splitlines() if ln.startswith("RESULTS ")), None)
+    assert p.returncode == 0 and line, p.stderr[-3000:]
+    return [subprocess.CompletedProcess(["inproc", *argv], code, out, err)
+            for argv, (code, out, err) in zip(argvs, json.loads(line[len("RESULTS "):]))]

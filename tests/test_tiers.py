@@ -45,6 +45,24 @@ def test_guard_failure_is_not_swallowed_by_except_exception():
         assert "not marked engine" in str(refused)
 
 
+def test_a_command_run_in_the_tests_process_gets_its_output_and_status_and_may_not_build(tmp_path, capfd):
+    import os
+
+    print("before")  # the test's own output is not the command's
+    bad = spawn.run_main(capfd, "report-typo")
+    assert (bad.returncode, bad.stdout) == (2, "") and bad.stderr.startswith("Error: No such command 'report-typo'")
+    assert spawn.run_main(capfd, "--help").returncode == 0
+    env = dict(os.environ)
+    missing = LaunchSpec("vllm", "/no/such/model", {}, {})
+    with pytest.raises(pytest.fail.Exception, match=r"\(run in the test's process\) builds .* must stop before building"):
+        with spawn._running_in_process("inproc cell (run in the test's process)"):
+            engines.build_engine(missing)  # what a command that went on to build would reach
+    with pytest.raises(pytest.fail.Exception, match=r"\(run in the test's process\) runs .* must stop before"):
+        with spawn._running_in_process("inproc sweep (run in the test's process)"):
+            spawn.run_inproc("--help")
+    assert dict(os.environ) == env
+
+
 @pytest.mark.engine
 def test_a_marked_test_may_start_inproc(run_inproc):
     p = run_inproc("--help", timeout=120)
@@ -67,3 +85,14 @@ def test_engine_fixtures_mark_a_test_and_a_parametrized_name_does_not():
         assert is_engine_test(Item(["tmp_path", name]))
     assert not is_engine_test(Item(["tmp_path", "engine"], [pytest.mark.parametrize("engine", ["vllm"]).mark]))
     assert not is_engine_test(Item(["tmp_path", "capsys"]))
+
+
+def test_a_tier_that_requires_an_engine_stops_when_it_is_missing():
+    from tests.conftest import missing_required
+
+    assert missing_required((), {"vllm": False, "sglang": False}) == ""  # the fast tier needs none
+    assert missing_required(("vllm",), {"vllm": True, "sglang": False}) == ""
+    why = missing_required(("sglang",), {"vllm": True, "sglang": False})
+    assert why.startswith("INPROC_REQUIRE_ENGINE=sglang but sglang is not installed in ") and "setup_sglang.sh" in why
+    assert missing_required(("vlm",), {"vllm": True, "sglang": True}) == \
+        "INPROC_REQUIRE_ENGINE names 'vlm'. Known engines: sglang, vllm."

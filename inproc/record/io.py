@@ -5,8 +5,11 @@ the plan, the engine, the machine, and every entry's status, verdict and figures
 with the version of the definitions that derived them). Each entry's raw records (its
 trace, samples and telemetry samples) are in ``RESULTS.cells/``: its cell file
 ``ENTRY.json.gz`` and a Parquet file per table (``inproc.record.cells``), written once when
-the entry is measured; the manifest is rewritten after each entry. Every write is temp file + fsync + ``os.replace``: a reader
-never sees half a file, and an interrupted run loses at most the entry in progress.
+the entry is measured. The manifest is written when its header changes (the first save, a
+note, the run's end; :class:`ResultsWriter`), not after every entry: until then the newest
+entries are only in their cell files, and the loader adds them. Every write is temp file +
+fsync + ``os.replace``: a reader never sees half a file, and an interrupted run loses at
+most the entry in progress.
 
 The schema's history and the migration of older files (versions 1–6 held every raw
 record inline in one JSON, 7–8 one ``.npz`` per entry) are in :mod:`inproc.record.migrate`;

@@ -19,17 +19,17 @@ on the clock's nanosecond grid: ``inproc.measure.steps.on_ns_grid``):
 - everything else the loop does (filing tokens, the window's bookkeeping, the counters
   read, refills) falls between steps: that is what ``harness_overhead`` measures.
 
-The step anatomy's own pass: the accounting only the anatomy reads (``Engine.set_anatomy``) is
-off in the window and on for up to :data:`ANATOMY_STEPS` steps right after it, the same
-requests in flight (``CellTrace.anatomy_pass``; ``inproc.measure.anatomy``).
+The accounting only the step anatomy reads (``Engine.set_anatomy``) is on only in its own pass:
+up to :data:`ANATOMY_STEPS` steps right after the window, same requests (``CellTrace.anatomy_pass``).
 
 Garbage collection: when the window opens, the heap is frozen (``gc.freeze``), so no
 collection inside the window walks what was alive before it (the engine, earlier cells'
 records), and unfrozen when it closes. An engine that keeps its own heap frozen (vLLM
 freezes its startup heap) is left as it is: ``gc.unfreeze`` cannot undo only our part,
 and freezing again at every window would keep garbage that dies later (cycles among a
-cell's requests) from ever being collected. The loop allocates nothing that grows with
-the run but the step arrays and the token ``array``s, which no collection walks.
+cell's requests) from ever being collected. What the loop keeps grows per step only in
+the step arrays and the token ``array``s, which no collection walks, and per finished
+request by its ``RequestTrace`` (moved to ``done``); a step's result is dropped once filed.
 """
 from __future__ import annotations
 

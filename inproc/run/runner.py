@@ -3,9 +3,10 @@
 The runner loops over the plan, saves, and reports progress; each entry is measured by
 ``inproc.run.cell``. A cell that raises is recorded as Error and the matrix goes on; if
 the engine cannot be brought back to idle it is rebuilt, and the run's notes say so.
-Each entry's raw records are written once, to their own cell file, and the small
-manifest after every entry (``inproc.record.io``), so an interrupted run loses at most
-the entry in progress.
+Each entry is written once, to its own cell file, as it is measured; the small manifest
+only when its header changes and at the end (``inproc.record.io.ResultsWriter``). The loader
+reads cell files the manifest does not list yet, so an interrupted run loses at most the
+entry in progress.
 """
 from __future__ import annotations
 

@@ -8,6 +8,7 @@ import pytest
 from inproc.record.io import load_results
 from tests.cli.test_cli import inproc
 from tests.conftest import DEFAULT_PROFILE, needs_vllm
+from tests.spawn import run_main
 
 pytestmark = pytest.mark.engine  # every test here starts `python -m inproc`
 
@@ -22,9 +23,9 @@ FLAGS = ["--contexts", "256,512", "--concurrency", "1,2", "--prefill-contexts", 
     (["--shard", "1/2"], "--shard 1/2 needs --seed N"),
     (["--contexts", "256", "--concurrency", "1", "--no-prefill", "--shard", "1/2", "--seed", "1"], "at most 1 shards"),
 ])
-def test_bad_shard_flags_are_one_line_exit_2(args, needle, tmp_path):
+def test_bad_shard_flags_are_one_line_exit_2(args, needle, tmp_path, capfd):
     out = tmp_path / "r.json"
-    p = inproc("run", str(DEFAULT_PROFILE), *args, "--out", str(out))
+    p = run_main(capfd, "run", str(DEFAULT_PROFILE), *args, "--out", str(out))
     lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
     assert p.returncode == 2 and len(lines) == 1 and needle in lines[0], p.stderr
     assert not out.exists()

@@ -2,6 +2,7 @@
 (a fresh engine per variant, a failed variant recorded, SIGKILL then --resume)."""
 from __future__ import annotations
 
+import functools
 import json
 import signal
 import subprocess
@@ -18,7 +19,7 @@ from inproc.sweep.plan import parse_varies, plan_variants
 from inproc.sweep.summary import summarize
 from tests.cli.test_cli import inproc
 from tests.conftest import DEFAULT_PROFILE, DEFAULT_PROFILES, needs_sglang, needs_vllm
-from tests.spawn import start_inproc
+from tests.spawn import run_main, start_inproc
 
 pytestmark = pytest.mark.engine  # every test here starts `python -m inproc`
 
@@ -46,14 +47,15 @@ def _one_line_exit_2(p, needle):
     (["--vary", "max-num-seqs=4,8", "--cells", "8Kx1"], "above the model's maximum"),
     (["--vary", "max-num-seqs=4,8", "--resume", "--force"], "give one of them"),
 ])
-def test_bad_input_is_one_line_exit_2_and_makes_no_folder(args, needle, tmp_path):
+def test_bad_input_is_one_line_exit_2_and_makes_no_folder(args, needle, tmp_path, capfd):
     out = tmp_path / "sweep"
     extra = [] if "--cells" in args else ["--cells", "256x8"]
-    _one_line_exit_2(inproc("sweep", P, *args, *extra, "--out", str(out)), needle)
+    _one_line_exit_2(run_main(capfd, "sweep", P, *args, *extra, "--out", str(out)), needle)
     assert not out.exists()
 
 
-def test_an_existing_folder_is_not_reused_without_resume_or_force(tmp_path):
+def test_an_existing_folder_is_not_reused_without_resume_or_force(tmp_path, capfd):
+    inproc = functools.partial(run_main, capfd)  # each refusal comes before any variant starts
     (tmp_path / "notes.txt").write_text("mine")
     _one_line_exit_2(inproc("sweep", P, "--vary", "max-num-seqs=4,8", *CELL, "--out", str(tmp_path)), "not empty")
     _one_line_exit_2(inproc("sweep", P, "--vary", "max-num-seqs=4,8", *CELL, "--out", str(tmp_path / "new"), "--resume"),
@@ -78,8 +80,8 @@ def test_an_existing_folder_is_not_reused_without_resume_or_force(tmp_path):
 
 
 @needs_vllm
-def test_an_unknown_engine_argument_names_the_closest(tmp_path):
-    p = inproc("sweep", P, "--vary", "max-num-seq=4,8", *CELL, "--out", str(tmp_path / "s"))
+def test_an_unknown_engine_argument_names_the_closest(tmp_path, capfd):
+    p = run_main(capfd, "sweep", P, "--vary", "max-num-seq=4,8", *CELL, "--out", str(tmp_path / "s"))
     _one_line_exit_2(p, "Unknown vLLM argument 'max-num-seq'. Closest: max-num-seqs")
     assert not (tmp_path / "s").exists()
 

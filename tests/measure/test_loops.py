@@ -1,7 +1,5 @@
-"""The loop detector: no false positives on random streams, every planted loop found, fast."""
+"""The loop detector: no false positives on random streams, every planted loop found (its speed: scripts/bench.py loops)."""
 from __future__ import annotations
-
-import time
 
 import numpy as np
 import pytest
@@ -116,15 +114,12 @@ def test_empty_and_tiny_outputs():
     assert judge_cell_loops([_request("r-0", [])], DEFAULT) == ""
 
 
-def test_fast_on_a_full_cell():
+def test_a_full_cell_finds_its_one_loop():
+    # Its cost is the benchmark's (scripts/bench.py loops, the same cell, target < 0.5 s), not a test's.
     rng = np.random.default_rng(1)
     reqs = [_request(f"r-{i}", rng.integers(0, 32000, 4096)) for i in range(128)]
     reqs[7] = _request("r-7", np.concatenate([rng.integers(0, 32000, 96), np.tile(rng.integers(0, 32000, 40), 100)]))
-    t0 = time.perf_counter()
-    reason = judge_cell_loops(reqs, DEFAULT)
-    elapsed = time.perf_counter() - t0
-    assert reason == "1 of 128 requests looped: r-7 period 40 ×100"
-    assert elapsed < 0.5, f"{elapsed:.3f} s for 128 x 4096 tokens"
+    assert judge_cell_loops(reqs, DEFAULT) == "1 of 128 requests looped: r-7 period 40 ×100"
 
 
 @pytest.mark.parametrize("field, value", [("max_period", 0), ("min_span_tokens", -1), ("max_ngram_ratio", 1.5)])

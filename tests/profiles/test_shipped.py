@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import re
@@ -17,12 +18,9 @@ from inproc.profiles.check import iter_checks
 from inproc.profiles.spec import load_profile, profiles_dir, shipped_profiles
 from inproc.record.io import load_results
 from tests.conftest import INSTALLED, PROFILES, ROOT
-from tests.spawn import child_env
 
 #: The line each CPU profile carries: "# Its matrix shows: Valid, Requests queued, Over capacity."
 CLAIM = re.compile(r"^# Its matrix shows: (?P<statuses>[^.]+)\.$", re.MULTILINE)
-#: A profile whose first forward needs test support's fakes (kernels no package ships for a CPU).
-FAKES = re.compile(r"^# Test support: tests/cpu_support/(?P<module>\w+)\.py$", re.MULTILINE)
 FILES = sorted(PROFILES.glob("*.toml"))
 CPU = [p for p in FILES if load_profile(p).gpus == 0]
 
@@ -39,6 +37,14 @@ def test_every_profile_file_is_shipped_and_checks():
             assert all(ln.status in ("ok", "note", "skipped") for ln in lines)
 
 
+def test_every_shipped_profile_is_listed_in_the_docs():
+    table = (ROOT / "docs" / "profiles.md").read_text().split("## Shipped profiles\n", 1)[1].split("\n\n", 1)[0]
+    listed = re.findall(r"^\| `([^`]+\.toml)` \| (\w+)", table, re.MULTILINE)
+    assert sorted(name for name, _ in listed) == [p.name for p in FILES]
+    for name, engine in listed:
+        assert engines.get(load_profile(PROFILES / name).engine).label.lower().startswith(engine.lower()), name
+
+
 @pytest.mark.parametrize("path", CPU, ids=lambda p: p.stem)
 def test_cpu_profile_says_what_its_matrix_shows(path):
     found = CLAIM.search(path.read_text())
@@ -48,27 +54,13 @@ def test_cpu_profile_says_what_its_matrix_shows(path):
 
 
 @pytest.mark.parametrize("path", CPU, ids=lambda p: p.stem)
-def test_cpu_profile_matrix_shows_what_its_comment_says(path, tmp_path, run_inproc):
-    """The shipped matrix, run for real with 4-step windows (the statuses do not depend on the window)."""
+def test_cpu_profile_matrix_shows_what_its_comment_says(path, shipped_run):
+    """The shipped matrix, run for real (``shipped_run``: 4-step windows, the statuses do not depend on the window)."""
     profile = load_profile(path)
     if not INSTALLED[profile.engine]:
         pytest.skip(f"{profile.engine} is not installed here")
     claimed = {s.strip() for s in CLAIM.search(path.read_text())["statuses"].split(",")}
-    out = tmp_path / "r.json"
-    env = child_env()
-    env.pop("VLLM_CPU_KVCACHE_SPACE", None)  # another test's engine may have left it; it overrides a profile's pool
-    fakes = FAKES.search(path.read_text())
-    if fakes:  # its first forward needs test support's fakes, installed in the child before inproc runs
-        support = str(ROOT / "tests" / "cpu_support")  # appended: the engine's own packages stay first
-        p = subprocess.run([sys.executable, "-c", f"import sys; sys.path.append({support!r}); "
-                            f"import {fakes['module']} as f, runpy; f.install(); "
-                            "runpy.run_module('inproc', run_name='__main__')", "run", str(path), "--window-steps", "4",
-                            "--prefill-samples", "1", "--seed", "3", "--out", str(out)],
-                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
-    else:
-        p = run_inproc("run", str(path), "--window-steps", "4", "--prefill-samples", "1", "--seed", "3", "--out", str(out),
-                       env=env, timeout=900)
-    assert p.returncode == 0, p.stderr[-3000:]
+    out = shipped_run(path)
     cells = json.loads(out.read_text())["decode"]
     shown = {c["status"] for c in cells}
     odd = [f"{c['context']}x{c['concurrency']}: {c['status']}: {c['reason']}" for c in cells if c["status"] not in claimed]
@@ -109,29 +101,38 @@ def as_chosen(capacity: st.Capacity, choice: dict) -> st.Capacity:
                                groups=groups, usable_blocks=num_blocks - 1, extra=extra)
 
 
-#: Asks vllm-cpu's own platform hook what it resolves for the profile with and without AMX tiles
-#: (``torch.cpu._is_amx_tile_supported``), in a child: the hook also edits the process environment.
+#: Asks vllm-cpu's own platform hook what it resolves for each profile given with and without AMX tiles
+#: (``torch.cpu._is_amx_tile_supported``), in a child: the hook also edits the process environment
+#: (the same few variables for every profile, none that a block size or prefix caching reads).
 CHOICES_SCRIPT = """
 import json, sys, torch
 from inproc.profiles.spec import load_profile
 from inproc.engines.vllm.args import parse_profile
-p = load_profile(sys.argv[1])
 out = {}
-for amx in (True, False):
-    torch.cpu._is_amx_tile_supported = lambda amx=amx: amx
-    cfg = parse_profile(p.model, dict(p.engine_args)).create_engine_config()
-    out["with AMX" if amx else "without AMX"] = {"block_size": cfg.cache_config.block_size,
-        "prefix_caching": bool(cfg.cache_config.enable_prefix_caching),
-        "chunked_prefill": bool(cfg.scheduler_config.enable_chunked_prefill)}
+for path in sys.argv[1:]:
+    p = load_profile(path)
+    for amx in (True, False):
+        torch.cpu._is_amx_tile_supported = lambda amx=amx: amx
+        cfg = parse_profile(p.model, dict(p.engine_args)).create_engine_config()
+        out.setdefault(path, {})["with AMX" if amx else "without AMX"] = {"block_size": cfg.cache_config.block_size,
+            "prefix_caching": bool(cfg.cache_config.enable_prefix_caching),
+            "chunked_prefill": bool(cfg.scheduler_config.enable_chunked_prefill)}
 print(json.dumps(out))
 """
 
 
 def vllm_cpu_choices(path) -> dict[str, dict]:
     """What vllm-cpu resolves for the profile on a CPU with AMX and on one without."""
+    return _all_vllm_cpu_choices()[str(path)]
+
+
+@functools.cache
+def _all_vllm_cpu_choices() -> dict[str, dict]:
+    """Every shipped vLLM CPU profile's choices, from one child (one vLLM import for all of them)."""
+    paths = [str(p) for p in CPU if load_profile(p).engine == "vllm"]
     env = dict(os.environ, PYTHONPATH=str(ROOT), VLLM_LOGGING_LEVEL="ERROR")
     env.pop("VLLM_CPU_KVCACHE_SPACE", None)
-    p = subprocess.run([sys.executable, "-c", CHOICES_SCRIPT, str(path)], cwd=ROOT, env=env, capture_output=True,
+    p = subprocess.run([sys.executable, "-c", CHOICES_SCRIPT, *paths], cwd=ROOT, env=env, capture_output=True,
                        text=True, timeout=300)
     assert p.returncode == 0, p.stderr[-3000:]
     return json.loads(p.stdout.strip().splitlines()[-1])

@@ -3,14 +3,14 @@
 Fixtures: ``cpu-vllm-small.json`` is a real CPU run; ``gpu-like.json`` is derived from it
 by ``fixtures/make_gpu_like.py`` (fake GPU telemetry, a throttled, a Looped, an Error and
 a Pending cell, spec decoding, shared prompts). The golden Markdown was generated once
-and reviewed by eye; regenerate it with INPROC_UPDATE_GOLDEN=1 after an intended change.
+and reviewed by eye; after an intended change, regenerate it with ``scripts/update_golden.py``
+(the test only compares).
 """
 from __future__ import annotations
 
 import csv
 import inspect
 import io
-import os
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -55,10 +55,7 @@ def test_number_formats_follow_the_published_matrices(text, expected):
 # -- Markdown --------------------------------------------------------------------
 def test_markdown_matches_the_golden_file():
     got = render_markdown(load_results(CPU))
-    golden = FIXTURES / "cpu-vllm-small.md"
-    if os.environ.get("INPROC_UPDATE_GOLDEN"):
-        golden.write_text(got)
-    assert got == golden.read_text()
+    assert got == (FIXTURES / "cpu-vllm-small.md").read_text(), "run scripts/update_golden.py after an intended change"
 
 
 def test_markdown_has_the_published_sections_and_notes():

@@ -174,12 +174,12 @@ def test_a_hung_step_in_a_decode_cell_is_caught_without_a_wake_up():
     assert "wake" not in log.events
 
 
-@pytest.mark.engine  # starts `inproc cell`
-def test_a_bad_step_timeout_is_one_line_and_exit_2(tmp_path):
-    from tests.cli.test_cli import inproc
+@pytest.mark.engine  # the CLI with the engine's parser
+def test_a_bad_step_timeout_is_one_line_and_exit_2(tmp_path, capfd):
     from tests.conftest import DEFAULT_PROFILE
+    from tests.spawn import run_main
 
-    p = inproc("cell", str(DEFAULT_PROFILE), "--context", "256", "--concurrency", "1", "--step-timeout", "soon",
+    p = run_main(capfd, "cell", str(DEFAULT_PROFILE), "--context", "256", "--concurrency", "1", "--step-timeout", "soon",
                "--out", str(tmp_path / "r.json"))
     lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
     assert p.returncode == 2 and len(lines) == 1 and "Bad --step-timeout 'soon'" in lines[0], p.stderr[-2000:]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import CPU_SUPPORT, DEFAULT_PROFILES, ROOT, needs_sglang  # noqa: F401 - the tests here import them
+from tests.conftest import CPU_SUPPORT, DEFAULT_PROFILES, ROOT, live, needs_sglang  # noqa: F401 - the tests here import them
 from tests.spawn import child_env
 
 PROFILE = DEFAULT_PROFILES["sglang"]
@@ -19,14 +19,13 @@ PROFILE = DEFAULT_PROFILES["sglang"]
 @pytest.fixture()
 def engine(sglang_engine):
     """Engine-generic fixtures (driver, prompts) use the SGLang session engine here."""
-    return sglang_engine
+    return live(sglang_engine)
 
 
 @pytest.fixture()
 def idle_engine(sglang_engine):
     """The session engine, drained and with a cold prefix cache."""
-    if sglang_engine._launched is None:
-        pytest.skip("the session engine was shut down by an earlier test")
+    live(sglang_engine)
     run_until_idle(sglang_engine)
     assert sglang_engine.reset_prefix_cache()
     return sglang_engine

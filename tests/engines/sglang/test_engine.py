@@ -12,7 +12,7 @@ import psutil
 import pytest
 
 from inproc.types import RequestSpec
-from tests.engines.sglang.conftest import PROFILE, needs_sglang, run_until_idle
+from tests.engines.sglang.conftest import PROFILE, live, needs_sglang, run_until_idle
 
 pytestmark = needs_sglang
 
@@ -183,8 +183,7 @@ def test_step_anatomy_is_inproc_estimate_on_the_overlap_loop(idle_engine):
 
 @pytest.mark.ends_session_engine
 def test_shutdown_leaves_nothing(sglang_engine, sglang_tmpdir):
-    if sglang_engine._launched is None:
-        pytest.skip("already shut down")
+    live(sglang_engine)  # nothing else shuts the session engine down
     from sglang.srt.managers.load_snapshot import shm_path_for
 
     port_args = sglang_engine._launched.port_args

@@ -13,10 +13,9 @@ import pytest
 from inproc import types as st
 from inproc.measure import metrics as m
 from inproc.record.io import load_results
-from tests.cli.test_cli import inproc
 from tests.conftest import DEFAULT_PROFILE, needs_vllm
 from tests.engines.two_nodes import free_port, run_two_nodes
-from tests.spawn import child_env
+from tests.spawn import child_env, run_main, run_mains
 
 pytestmark = [needs_vllm, pytest.mark.engine]  # every test here starts `python -m inproc`
 
@@ -52,26 +51,48 @@ def test_two_nodes_measure_a_cell_and_leave_nothing_running(tmp_path):
     assert rec.engine.settings.tensor_parallel_size == 2
 
 
-@pytest.mark.parametrize("command,sets,needle", [
+BAD_RANKS = [
     (["worker", "--node-rank", "1"], [], "runs on one node (nnodes = 1)"),
     (["worker", "--node-rank", "0"], ["nnodes=2"], "Node rank 0 is the head"),
     (["worker", "--node-rank", "2"], ["nnodes=2"], "Bad --node-rank 2: the profile has nnodes = 2"),
     (["worker", "--node-rank", "1"], ["nnodes=2", "distributed-executor-backend=ray"], "Ray starts vLLM's workers"),
     (["cell", "--context", "256", "--concurrency", "1"], ["nnodes=2", "node-rank=1"], "build the head (node rank 0)"),
-])
-def test_bad_node_ranks_are_one_line_exit_2(command, sets, needle, tmp_path):
-    args = [command[0], str(DEFAULT_PROFILE), *command[1:], *[w for s in sets for w in ("--set", s)]]
-    if command[0] == "cell":
-        args += ["--out", str(tmp_path / "r.json")]
-    p = inproc(*args, timeout=300)
+]
+
+
+def _rank_args(command: list[str], sets: list[str]) -> list[str]:
+    return [command[0], str(DEFAULT_PROFILE), *command[1:], *[w for s in sets for w in ("--set", s)]]
+
+
+RAY_CELL = ["cell", str(DEFAULT_PROFILE), "--context", "256", "--concurrency", "1", "--set", "tensor-parallel-size=2",
+            "--set", "distributed-executor-backend=ray"]
+
+
+@pytest.fixture(scope="module")
+def refused_children(tmp_path_factory):
+    """The cases the adapter refuses as its worker run or build starts (bad worker ranks, Ray's refusal):
+    all in one child, one after another (one vLLM import), keyed by case."""
+    cases = {repr((c, s)): _rank_args(c, s) for c, s, _ in BAD_RANKS if c[0] == "worker"}
+    cases["ray"] = [*RAY_CELL, "--out", str(tmp_path_factory.mktemp("ray") / "r.json")]
+    return dict(zip(cases, run_mains(*cases.values(), timeout=300))), cases["ray"][-1]
+
+
+@pytest.mark.parametrize("command,sets,needle", BAD_RANKS)
+def test_bad_node_ranks_are_one_line_exit_2(command, sets, needle, tmp_path, capfd, request):
+    args = _rank_args(command, sets)
+    if command[0] == "cell":  # refused before the engine is built: in this process, where vLLM is imported already
+        p = run_main(capfd, *args, "--out", str(tmp_path / "r.json"))
+    else:
+        p = request.getfixturevalue("refused_children")[0][repr((command, sets))]
     lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
     assert p.returncode == 2 and len(lines) == 1 and lines[0].startswith("Error: ") and needle in lines[0], p.stderr[-2000:]
     assert "Traceback" not in p.stderr and not (tmp_path / "r.json").exists()
 
 
-def test_ray_on_this_cpu_is_vllms_refusal_in_one_line(tmp_path):
-    p = inproc("cell", str(DEFAULT_PROFILE), "--context", "256", "--concurrency", "1", "--set", "tensor-parallel-size=2",
-               "--set", "distributed-executor-backend=ray", "--out", str(tmp_path / "r.json"), timeout=300)
+def test_ray_on_this_cpu_is_vllms_refusal_in_one_line(refused_children):
+    results, out = refused_children
+    p = results["ray"]
+    assert not os.path.exists(out)
     lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
     assert p.returncode == 2 and len(lines) == 1 and lines[0].startswith("Error: "), p.stderr[-2000:]
     # vLLM's own words (Ray is absent here; with Ray installed it says the CPU platform does not support it).
