@@ -30,7 +30,7 @@ def test_resume_of_a_folder_with_a_damaged_cell_file_is_one_line_and_changes_not
     write_results(out, load_results(FIXTURES / "compare" / "run-1.json"))
     manifest = json.loads(out.read_text())
     out.write_text(json.dumps({**manifest, "finished": False}))
-    cell = cells_dir(out) / "decode-256x1.npz"
+    cell = cells_dir(out) / "decode-256x1.json.gz"
     cell.write_bytes(cell.read_bytes()[:200])
     before = _snapshot(tmp_path)
     p = run_inproc("run", str(DEFAULT_PROFILE), "--resume", str(out), timeout=120)
@@ -44,7 +44,7 @@ def test_resume_of_a_folder_with_a_damaged_cell_file_is_one_line_and_changes_not
 def test_force_clears_the_old_folder_and_a_resumed_run_keeps_its_created(tmp_path):
     out = tmp_path / "r.json"
     write_results(out, load_results(FIXTURES / "compare" / "run-1.json"))  # an old run of another plan
-    stray = [tmp_path / ".r.json.0badf00d.tmp", cells_dir(out) / ".decode-256x1.npz.0badf00d.tmp"]
+    stray = [tmp_path / ".r.json.0badf00d.tmp", cells_dir(out) / ".decode-256x1.json.gz.0badf00d.tmp"]
     for p in stray:
         p.write_bytes(b"half a file")
     old = {p.name for p in cells_dir(out).iterdir()}
@@ -52,16 +52,18 @@ def test_force_clears_the_old_folder_and_a_resumed_run_keeps_its_created(tmp_pat
     assert first.returncode == 0, first.stderr[-3000:]
     rec = load_results(out)
     assert sorted(p.name for p in tmp_path.iterdir()) == [".r.json.lock", "r.cells", "r.json", "r.md"]
-    assert [p.name for p in cells_dir(out).iterdir()] == ["decode-256x1.npz"] and len(old) > 1
-    assert read_cell(cells_dir(out) / "decode-256x1.npz")["created"] == rec.created and not rec.unreadable
+    # Only the new run's one entry is left: its cell file and the Parquet tables beside it.
+    assert {p.name.split(".", 1)[0] for p in cells_dir(out).iterdir()} == {"decode-256x1"} and len(old) > 1
+    assert read_cell(cells_dir(out) / "decode-256x1.json.gz")["created"] == rec.created and not rec.unreadable
 
     # The run killed before it finished: resume it; it measures the cell again and keeps its first created.
     manifest = json.loads(out.read_text())
     out.write_text(json.dumps({**manifest, "finished": False, "decode": []}))
-    (cells_dir(out) / "decode-256x1.npz").unlink()
+    for p in cells_dir(out).iterdir():  # the cell file and its tables
+        p.unlink()
     again = run_inproc("run", str(DEFAULT_PROFILE), *TINY, "--resume", str(out), timeout=600)
     assert again.returncode == 0, again.stderr[-3000:]
     resumed = load_results(out)
     assert resumed.created == rec.created and resumed.finished and not resumed.unreadable
     assert len([n for n in resumed.notes if n.startswith("resumed 2")]) == 1  # "resumed" and when
-    assert read_cell(cells_dir(out) / "decode-256x1.npz")["created"] == rec.created
+    assert read_cell(cells_dir(out) / "decode-256x1.json.gz")["created"] == rec.created
