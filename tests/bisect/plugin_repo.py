@@ -15,9 +15,9 @@ MODULE = "bisect_probe"
 #: The planted slowdown: every step waits this long inside ``execute_model``. A fixed wait, not a
 #: share of the step: on this 2-core machine, shared with other jobs, one child's step time varies
 #: 2-5x from the next one's (3 ms idle, 40-300 ms under load), so only a wait that is large against
-#: the loaded step keeps the regression unmistakable (step time ×3 or more) at any load. A sleep, so
-#: the wait does not take the CPU the forward needs.
-SLOW_S = 0.5
+#: the loaded step keeps the regression unmistakable: 150 ms makes a step ×3 or more up to 75 ms
+#: steps (×50 idle). A sleep, so the wait does not take the CPU the forward needs.
+SLOW_S = 0.15
 FAIL = "raise RuntimeError('planted failure: this revision does not run')"
 
 
