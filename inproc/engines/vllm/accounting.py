@@ -24,8 +24,8 @@ the cost (about 65 of 76 CPU µs per step at C = 1, docs/measurements.md), run o
 """
 from __future__ import annotations
 
-OFF, HEADLINE, ANATOMY = "off", "headline", "anatomy"
-LEVELS = (OFF, HEADLINE, ANATOMY)
+OFF, SERVE, HEADLINE, ANATOMY = "off", "serve", "headline", "anatomy"
+LEVELS = (OFF, SERVE, HEADLINE, ANATOMY)
 
 
 def drop_unread_stats(llm_engine) -> None:
@@ -44,6 +44,8 @@ class AccountingSwitch:
 
     - :data:`OFF`: what ``--anatomy off`` builds with stat logging off: no ``SchedulerStats``,
       no ``CUDAGraphStat``, no ``PerfStats``, no batch shapes in the probe;
+    - :data:`SERVE`: what ``vllm serve`` runs by default (stat logging on, the two metrics off):
+      ``SchedulerStats`` only. What inproc adds to it is its own cost;
     - :data:`HEADLINE`: ``SchedulerStats`` and ``CUDAGraphStat``; no ``PerfStats``, no batch shapes;
     - :data:`ANATOMY`: everything the build turned on.
 
@@ -63,7 +65,7 @@ class AccountingSwitch:
             raise ValueError(f"accounting level {level!r}: one of {', '.join(LEVELS)}")
         full = level == ANATOMY
         self._scheduler.log_stats = level != OFF  # make_stats() returns None when off
-        self._observability.cudagraph_metrics = level != OFF  # read by the model runner at every forward
+        self._observability.cudagraph_metrics = level in (HEADLINE, ANATOMY)  # read by the model runner at every forward
         self._scheduler.perf_metrics = self._perf_metrics if full else None
         self._probe.shapes = full
         self.level = level
