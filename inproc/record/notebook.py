@@ -26,8 +26,24 @@ from inproc.telemetry.trace import TelemetryTrace
 TABLES = ("steps", "requests", "tokens", "gpu_samples", "host_samples", "arrivals")
 
 
+class _Tables:
+    """The three tables every cell has, by name, for a cell and for a whole run (each class has its ``table``)."""
+
+    @property
+    def steps(self) -> pa.Table:
+        return self.table("steps")
+
+    @property
+    def requests(self) -> pa.Table:
+        return self.table("requests")
+
+    @property
+    def tokens(self) -> pa.Table:
+        return self.table("tokens")
+
+
 @dataclass(frozen=True)
-class Cell:
+class Cell(_Tables):
     """One entry of the run: its key, status and manifest row, and its raw tables (read when first asked)."""
 
     name: str  # "decode-256x4", "prefill-8192": the cell file's stem
@@ -49,18 +65,6 @@ class Cell:
         """Table ``name`` (empty where the cell has none: an unmeasured cell, a run without GPUs)."""
         return self.tables.get(name, pa.table({}))
 
-    @property
-    def steps(self) -> pa.Table:
-        return self.table("steps")
-
-    @property
-    def requests(self) -> pa.Table:
-        return self.table("requests")
-
-    @property
-    def tokens(self) -> pa.Table:
-        return self.table("tokens")
-
     def to_pandas(self, name: str = "steps"):
         """Table ``name`` as a pandas DataFrame (pandas must be installed)."""
         return self.table(name).to_pandas()
@@ -78,7 +82,7 @@ def _built(source: Path | None, row: dict[str, Any]) -> dict[str, pa.Table]:
 
 
 @dataclass(frozen=True)
-class Run:
+class Run(_Tables):
     """A results file: ``header`` (the manifest without its rows), ``cells``, and ``figures``."""
 
     path: Path
@@ -115,18 +119,6 @@ class Run:
                     t = t.add_column(i, k, v)
                 parts.append(t)
         return pa.concat_tables(parts, promote_options="permissive") if parts else pa.table({})
-
-    @property
-    def steps(self) -> pa.Table:
-        return self.table("steps")
-
-    @property
-    def requests(self) -> pa.Table:
-        return self.table("requests")
-
-    @property
-    def tokens(self) -> pa.Table:
-        return self.table("tokens")
 
 
 def open_run(path: str | Path) -> Run:
