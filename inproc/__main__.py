@@ -1,4 +1,4 @@
-from inproc.cli.main import main
+from inproc.cli.main import run_process
 
 if __name__ == "__main__":
-    main()
+    run_process()

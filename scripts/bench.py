@@ -37,6 +37,9 @@
              against its 0.5 s target (scripts/bench_loops.py).
   otava      history's detector on otava-test-data's labelled series: steps, outliers,
              regression then fix, variance changes (scripts/bench_otava.py).
+  exit       how long an inproc process takes to end after its command, python -m inproc
+             (no interpreter teardown) against main() and sys.exit, alternating
+             (scripts/bench_exit.py).
 
 Run in the engine's environment:  .venv-vllm/bin/python scripts/bench.py [fidelity|overhead|compare|all]
                                   .venv-sglang/bin/python scripts/bench.py fidelity --engine sglang
@@ -188,7 +191,7 @@ def overhead() -> None:
 #: Subcommand -> its module in scripts/, whose ``main(argv)`` returns the exit status.
 SUBCOMMANDS = {"anatomy": "bench_anatomy", "slow": "bench_slow", "compare": "bench_compare", "record": "bench_record",
                "history": "bench_history", "speed": "bench_speed", "verdict": "bench_verdict", "otava": "bench_otava",
-               "loops": "bench_loops"}
+               "loops": "bench_loops", "exit": "bench_exit"}
 
 
 if __name__ == "__main__":

@@ -1,7 +1,11 @@
 """``inproc`` entry point: the command group and the one-line error contract (exit 2)."""
 from __future__ import annotations
 
+import atexit
+import os
 import sys
+import threading
+from typing import NoReturn
 
 import click
 
@@ -67,3 +71,38 @@ def main(argv: list[str] | None = None) -> None:
         click.echo(f"Error: {e}", err=True)
         sys.exit(2)
     sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def run_process(argv: list[str] | None = None) -> NoReturn:
+    """The process's entry (``python -m inproc``, the ``inproc`` script): :func:`main`, then :func:`end_process`."""
+    try:
+        main(argv)
+        code: object = 0
+    except SystemExit as e:
+        code = e.code
+    end_process(code)
+
+
+def end_process(code: object) -> NoReturn:
+    """End the process with exit status ``code`` (a ``SystemExit`` code), skipping only the interpreter's teardown.
+
+    Everything a normal exit does that others can see still happens, in its order: the exit
+    handlers (``atexit``: engine and pool shutdowns, multiprocessing joining its children,
+    ``weakref.finalize``, logging's flush), then stdout and stderr flushed. What is skipped is
+    the interpreter freeing its modules one object at a time, about 2 s once vLLM and torch
+    are imported (measured in ``docs/measurements.md``), which delays every command and each
+    child of ``inproc bisect``. When a thread other than the main one still runs, or the code
+    is not an exit status, or a profiler or debugger watches the process (``python -m cProfile
+    -m inproc`` prints its figures after the command returns), the exit is the normal one.
+    """
+    others = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon and t.is_alive()]
+    watched = sys.getprofile() is not None or sys.gettrace() is not None
+    if others or watched or not (code is None or isinstance(code, int)):
+        sys.exit(code)
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe or stream: nothing more can reach it
+            pass
+    os._exit(code or 0)
