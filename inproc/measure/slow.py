@@ -78,27 +78,35 @@ def _rows(w: Window) -> np.ndarray:
     return np.arange(w.first_step, w.last_step + 1)
 
 
-def references(steps: StepTrace, w: Window) -> dict[int, Reference]:
-    """The reference of every window step, by row (empty when the window has fewer than MIN_STEPS steps)."""
+def _groups(keys: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Rows alike in every key column: each row's group number, and each group's row count."""
+    code = np.zeros(keys[0].size, dtype=np.int64)
+    for k in keys:  # each column's values numbered densely, then combined: at most rows ** len(keys) groups
+        values, dense = np.unique(k, return_inverse=True)
+        code = code * values.size + dense.ravel()
+    _, group, counts = np.unique(code, return_inverse=True, return_counts=True)
+    return group.ravel(), counts
+
+
+def reference_groups(steps: StepTrace, w: Window) -> list[tuple[Reference, np.ndarray]]:
+    """Each reference of the window and the window steps judged against it (rows, ascending); empty when the
+    window has fewer than MIN_STEPS steps. Every window step is in exactly one group."""
     rows = _rows(w)
     if rows.size < MIN_STEPS:
-        return {}
+        return []
     times = step_times_s(steps)
     dec = steps.num_decode_reqs[rows]
-    shape = np.stack([dec, steps.num_scheduled_tokens[rows], steps.graph_mode[rows]], axis=1)
-    out: dict[int, Reference] = {}
+    shape = (dec, steps.num_scheduled_tokens[rows], steps.graph_mode[rows])
+    out: list[tuple[Reference, np.ndarray]] = []
     left = np.ones(rows.size, dtype=bool)  # rows whose reference is not chosen yet
-    for kind, keys in (("shape", shape), ("decode batch", dec[:, None])):
-        _, group, counts = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
-        group = group.ravel()
+    for kind, keys in (("shape", shape), ("decode batch", (dec,))):
+        group, counts = _groups(keys)
         for g in np.unique(group[left & (counts[group] >= MIN_STEPS)]):
             members = group == g
-            ref = Reference(kind, rows[members], *reference_of(times, rows[members]))
-            out.update(dict.fromkeys(rows[members & left].tolist(), ref))
+            out.append((Reference(kind, rows[members], *reference_of(times, rows[members])), rows[members & left]))
             left &= ~members
     if left.any():
-        ref = Reference("window", rows, *reference_of(times, rows))
-        out.update(dict.fromkeys(rows[left].tolist(), ref))
+        out.append((Reference("window", rows, *reference_of(times, rows)), rows[left]))
     return out
 
 
@@ -115,14 +123,11 @@ class SlowStep:
 
 
 def slow_steps(steps: StepTrace, w: Window) -> list[SlowStep]:
-    """The window's slow steps, in order, each with its cause (module docstring)."""
+    """The window's slow steps, in row order, each with its cause (module docstring)."""
     times = step_times_s(steps)
-    out = []
-    for row, ref in references(steps, w).items():
-        if times[row] > ref.limit_s:
-            cause, detail = cause_of(steps, row, ref)
-            out.append(SlowStep(row, float(times[row]), ref.median_s, ref.kind, cause, detail))
-    return out
+    flagged = sorted((int(row), ref) for ref, judged in reference_groups(steps, w)
+                     for row in judged[times[judged] > ref.limit_s])
+    return [SlowStep(row, float(times[row]), ref.median_s, ref.kind, *cause_of(steps, row, ref)) for row, ref in flagged]
 
 
 def cause_of(steps: StepTrace, row: int, ref: Reference) -> tuple[str, str]:

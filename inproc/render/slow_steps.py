@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from inproc.measure import metrics as m
-from inproc.measure.slow import CAUSES, slow_steps
+from inproc.measure.slow import CAUSES, SlowStep, slow_steps
 from inproc.record.schema import DecodeEntry, RunRecord
 from inproc.render import fmt
 from inproc.render.svg import Chart, Series
@@ -60,10 +60,16 @@ def summary_rows(rec: RunRecord) -> list[SummaryRow]:
     return rows
 
 
-def worst_lines(e: DecodeEntry, limit: int = 5) -> list[str]:
-    """The cell's slowest flagged steps, one line each: row, time against its reference's median, cause."""
-    w = m.window(e.trace)
-    slow = sorted(slow_steps(e.trace.steps, w), key=lambda s: -s.time_s)[:limit]
+def cell_slow_steps(e: DecodeEntry) -> list[SlowStep]:
+    """The cell's slow window steps (none without a trace or a window)."""
+    w = m.window(e.trace) if e.trace is not None else None
+    return slow_steps(e.trace.steps, w) if w is not None else []
+
+
+def worst_lines(e: DecodeEntry, limit: int = 5, slow: list[SlowStep] | None = None) -> list[str]:
+    """The cell's slowest flagged steps, one line each: row, time against its reference's median, cause
+    (``slow``: the cell's slow steps, when the caller has them already)."""
+    slow = sorted(cell_slow_steps(e) if slow is None else slow, key=lambda s: -s.time_s)[:limit]
     return [f"step {s.row}: {s.time_s * 1e3:.1f} ms ({s.time_s / s.median_s:.0f}× the {s.reference} median "
             f"{s.median_s * 1e3:.2f} ms): {s.cause}, {s.detail}" for s in slow if s.median_s > 0]
 
@@ -90,8 +96,9 @@ def grid_text(e: DecodeEntry | None) -> str:
     return f"{s.count} ({fmt.pct(s.time_share)})" if s.count else "0"
 
 
-def timeline(e: DecodeEntry) -> Chart | None:
-    """Each window step's time against its time from the window's opening; slow steps as a series per cause."""
+def timeline(e: DecodeEntry, slow: list[SlowStep] | None = None) -> Chart | None:
+    """Each window step's time against its time from the window's opening; slow steps as a series per cause
+    (``slow``: the cell's slow steps, when the caller has them already)."""
     w = m.window(e.trace) if e.trace is not None else None
     if w is None:
         return None
@@ -99,7 +106,7 @@ def timeline(e: DecodeEntry) -> Chart | None:
     rows = np.arange(w.first_step, w.last_step + 1)
     x = s.t_end_s[rows] - w.open_s
     ms = (s.t_end_s[rows] - s.t_start_s[rows]) * 1e3
-    slow = slow_steps(s, w)
+    slow = slow_steps(s, w) if slow is None else slow
     flagged = np.isin(rows, [z.row for z in slow])
     keep = np.flatnonzero(~flagged)
     keep = keep[np.linspace(0, keep.size - 1, min(keep.size, MAX_DOTS)).astype(int)] if keep.size else keep
