@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Sets up both engine environments if needed and runs every test once: the fast tier and the
-# vLLM engine tier in .venv-vllm (then the nightly job's CPU variant), then the engine tier and
-# the SGLang-named tests in .venv-sglang (a test for the other engine skips; the SGLang-only tests
-# live in tests/engines/sglang). Each engine tier sets INPROC_REQUIRE_ENGINE, so a venv that lost
+# vLLM engine tier in .venv-vllm (then the nightly job's CPU variant), then in .venv-sglang the
+# SGLang-named tests and the engine tier less the tests marked engine_free (their children build
+# no engine, so the vLLM venv's run of them is the one that counts; a test for the other engine
+# skips; the SGLang-only tests live in tests/engines/sglang). Each engine tier sets INPROC_REQUIRE_ENGINE, so a venv that lost
 # its engine fails the tier at once instead of skipping every test; the fast tier needs no engine.
 set -uo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -31,6 +32,6 @@ else
 fi
 if [[ -f scripts/setup_sglang.sh && -d tests/engines/sglang ]]; then
   bash scripts/setup_sglang.sh || exit 1
-  INPROC_REQUIRE_ENGINE=sglang "${INPROC_SGLANG_VENV:-$repo/.venv-sglang}/bin/python" -m pytest tests -q -p no:cacheprovider -m "engine or sglang" "$@" || status=1
+  INPROC_REQUIRE_ENGINE=sglang "${INPROC_SGLANG_VENV:-$repo/.venv-sglang}/bin/python" -m pytest tests -q -p no:cacheprovider -m "sglang or (engine and not engine_free)" "$@" || status=1
 fi
 exit $status

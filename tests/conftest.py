@@ -114,7 +114,8 @@ def pytest_collection_modifyitems(items):
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
     """Arm the engine-tier guard for this test before its fixtures are set up."""
-    spawn.set_running(item.nodeid, item.get_closest_marker("engine") is not None)
+    spawn.set_running(item.nodeid, item.get_closest_marker("engine") is not None,
+                      item.get_closest_marker("engine_free") is not None)
 
 
 def _guard_adapters() -> None:

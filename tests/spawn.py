@@ -18,18 +18,25 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 CPU_SUPPORT = ROOT / "tests" / "cpu_support"
+#: Packages ``vllm`` and ``sglang`` that refuse to be imported, first on the children's path while a test marked
+#: ``engine_free`` runs: its children must run as on an install without engines (the SGLang venv's tier leaves
+#: such tests to the vLLM venv's, so a child that did build an engine would go untested there).
+NO_ENGINES = ROOT / "tests" / "no_engines"
 
 #: Node id of the running test when it is NOT marked ``engine`` (``None`` while an engine test runs).
 #: Starts refusing: nothing builds an engine or starts a child outside a test.
 _unmarked: str | None = "(outside a test)"
+#: Whether the running test is marked ``engine_free``.
+_engine_free = False
 #: Set while :func:`run_main` runs a command in the test's own process: it must stop before building anything.
 _in_process: str | None = None
 
 
-def set_running(nodeid: str, engine_marked: bool) -> None:
+def set_running(nodeid: str, engine_marked: bool, engine_free: bool = False) -> None:
     """Called by ``tests/conftest.py`` as each test's setup begins (fixtures included)."""
-    global _unmarked
+    global _unmarked, _engine_free
     _unmarked = None if engine_marked else nodeid
+    _engine_free = engine_free
 
 
 def refuse_unless_engine_test(what: str) -> None:
@@ -57,15 +64,16 @@ def child_env(sglang_support: bool | None = None, **extra: str) -> dict[str, str
     """This environment with this checkout first on ``PYTHONPATH`` (it wins over an editable install).
 
     ``sglang_support`` appends SGLang's import-only CPU stand-ins (``tests/cpu_support``);
-    by default only where SGLang is installed, so no other environment sees them.
+    by default only where SGLang is installed, so no other environment sees them. While a
+    test marked ``engine_free`` runs, :data:`NO_ENGINES` comes first: its children cannot import an engine.
     """
     if sglang_support is None:
         from tests.conftest import INSTALLED
 
         sglang_support = INSTALLED["sglang"]
     env = dict(os.environ)
-    paths = [str(ROOT), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep)),
-             *([str(CPU_SUPPORT)] if sglang_support else [])]
+    paths = [*([str(NO_ENGINES)] if _engine_free else []), str(ROOT),
+             *filter(None, env.get("PYTHONPATH", "").split(os.pathsep)), *([str(CPU_SUPPORT)] if sglang_support else [])]
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))  # each once, in this order
     env.update(extra)
     return env

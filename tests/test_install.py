@@ -19,6 +19,8 @@ import pytest
 
 from tests import spawn
 
+pytestmark = pytest.mark.engine_free  # its children run commands that build no engine: one venv runs them
+
 ROOT = Path(__file__).resolve().parents[1]
 COMPARE = ROOT / "tests" / "fixtures" / "compare"
 HISTORY = ROOT / "tests" / "fixtures" / "history"

@@ -96,3 +96,16 @@ def test_a_tier_that_requires_an_engine_stops_when_it_is_missing():
     assert why.startswith("INPROC_REQUIRE_ENGINE=sglang but sglang is not installed in ") and "setup_sglang.sh" in why
     assert missing_required(("vlm",), {"vllm": True, "sglang": True}) == \
         "INPROC_REQUIRE_ENGINE names 'vlm'. Known engines: sglang, vllm."
+
+
+@pytest.mark.engine
+@pytest.mark.engine_free
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_a_child_of_an_engine_free_test_cannot_import_an_engine(engine):
+    """What keeps the ``engine_free`` mark honest where the engine is installed: the SGLang venv leaves such tests out."""
+    import sys
+
+    done = spawn.run_child([sys.executable, "-c", f"import {engine}"], timeout=60)
+    assert done.returncode == 1 and f"No module named '{engine}' (a child of a test marked engine_free" in done.stderr
+    env = spawn.child_env()
+    assert env["PYTHONPATH"].split(":")[:2] == [str(spawn.NO_ENGINES), str(spawn.ROOT)]

@@ -12,7 +12,7 @@ from inproc.record.io import SCHEMA_VERSION, load_results, write_results
 from tests.cli.test_cli import inproc
 from tests.conftest import FIXTURES
 
-pytestmark = pytest.mark.engine  # every test here starts `python -m inproc`
+pytestmark = [pytest.mark.engine, pytest.mark.engine_free]  # every test here starts `python -m inproc`, which builds no engine
 
 HERE = FIXTURES / "compare"
 RUN1, RUN2, RUN3, HOG, SEQS2 = (str(HERE / f"{n}.json") for n in ("run-1", "run-2", "run-3", "hog", "seqs2"))

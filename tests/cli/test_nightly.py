@@ -10,7 +10,7 @@ from tests.cli.test_cli import inproc
 from tests.conftest import FIXTURES
 from tests.spawn import child_env, run_child
 
-pytestmark = pytest.mark.engine  # every test here runs scripts/nightly.sh, which starts `python -m inproc`
+pytestmark = [pytest.mark.engine, pytest.mark.engine_free]  # every test here runs scripts/nightly.sh, which starts `python -m inproc`
 
 HERE = FIXTURES / "compare"
 

@@ -11,6 +11,8 @@ import pytest
 import inproc.cli.main as entry
 from tests.spawn import run_child
 
+pytestmark = pytest.mark.engine_free  # its children run commands that build no engine: one venv runs them
+
 
 class Ended(Exception):
     """Stands in for ``os._exit`` inside the test's process (which must go on)."""

@@ -19,6 +19,8 @@ from tests.cli.test_cli import inproc
 from tests.cli.test_compare_cli import one_line_error
 from tests.conftest import FIXTURES
 
+pytestmark = pytest.mark.engine_free  # its children run commands that build no engine: one venv runs them
+
 RUNS = [str(FIXTURES / "compare" / f"run-{i}.json") for i in (1, 2, 3)]
 HOG = str(FIXTURES / "compare" / "hog.json")
 

@@ -5,7 +5,7 @@ import pytest
 
 from tests.cli.test_nightly import HERE, nightly
 
-pytestmark = pytest.mark.engine  # every test here runs scripts/nightly.sh, which starts `python -m inproc`
+pytestmark = [pytest.mark.engine, pytest.mark.engine_free]  # every test here runs scripts/nightly.sh, which starts `python -m inproc`
 
 
 def test_the_store_grows_and_the_slow_night_fails_the_job(tmp_path):

@@ -20,6 +20,8 @@ from inproc.render.markdown import render_markdown
 from tests.conftest import FIXTURES
 from tests.spawn import run_inproc
 
+pytestmark = pytest.mark.engine_free  # its children run commands that build no engine: one venv runs them
+
 SMALL = FIXTURES / "cpu-vllm-small.json"
 
 

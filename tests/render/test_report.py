@@ -27,6 +27,8 @@ from inproc.render.matrix import LEGEND
 from inproc.render.measurements import COLUMNS
 from inproc.record.io import load_results
 
+pytestmark = pytest.mark.engine_free  # its children run commands that build no engine: one venv runs them
+
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
 CPU = FIXTURES / "cpu-vllm-small.json"
