@@ -169,6 +169,8 @@ for argv in json.loads(sys.argv[1]):
         out.seek(0); err.seek(0)
         results.append([code, out.read().decode(errors="replace"), err.read().decode(errors="replace")])
 print("RESULTS " + json.dumps(results))
+from inproc.cli.main import end_process
+end_process(0)
 """
 
 

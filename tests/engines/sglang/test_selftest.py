@@ -20,7 +20,7 @@ def _run(code: str, *argv: str) -> subprocess.CompletedProcess:
 
 def test_selftest_passes_on_this_build(tmp_path):
     out = tmp_path / "selftest.json"
-    p = _run("import sys; from inproc.cli.main import main; main(sys.argv[1:])", "selftest", "--engine", "sglang",
+    p = _run("import sys; from inproc.cli.main import run_process; run_process(sys.argv[1:])", "selftest", "--engine", "sglang",
              "--out", str(out))
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     report = load(str(out))
@@ -39,8 +39,8 @@ def test_a_deleted_internal_is_one_line_and_exit_1():
         os.environ["SGLANG_USE_CPU_ENGINE"] = "1"
         import sglang.srt.managers.scheduler as scheduler
         del scheduler.Scheduler.get_next_batch_to_run  # as if this build had renamed it
-        from inproc.cli.main import main
-        main(sys.argv[1:])
+        from inproc.cli.main import run_process
+        run_process(sys.argv[1:])
     """)
     p = _run(code, "selftest", "--engine", "sglang")
     assert p.returncode == 1 and "Traceback" not in p.stderr and p.stdout == ""

@@ -30,8 +30,8 @@ _SIMULATED_0_33 = textwrap.dedent("""
     sys.modules["vllm.entrypoints.launchers.cli_args"] = None  # importing it now fails, as on 0.33
     import vllm.entrypoints.common as common
     common.cli_args = moved
-    from inproc.cli.main import main
-    main(sys.argv[1:])
+    from inproc.cli.main import run_process
+    run_process(sys.argv[1:])
 """)
 
 

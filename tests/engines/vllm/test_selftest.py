@@ -21,7 +21,7 @@ def _run(code: str, *argv: str) -> subprocess.CompletedProcess:
     return run_child([sys.executable, "-c", code, *argv], timeout=900, env=env)
 
 
-_MAIN = "import sys; from inproc.cli.main import main; main(sys.argv[1:])"
+_MAIN = "import sys; from inproc.cli.main import run_process; run_process(sys.argv[1:])"
 
 
 def test_selftest_passes_on_this_build(tmp_path):
@@ -50,8 +50,8 @@ def test_a_deleted_internal_is_one_line_and_exit_1():
         ADAPTER.quiet()
         import vllm.v1.core.sched.scheduler as scheduler
         del scheduler.Scheduler.update_from_output  # as if this build had renamed it
-        from inproc.cli.main import main
-        main(sys.argv[1:])
+        from inproc.cli.main import run_process
+        run_process(sys.argv[1:])
     """)
     p = _run(code, "selftest", "--engine", "vllm")
     assert p.returncode == 1 and "Traceback" not in p.stderr and p.stdout == ""
