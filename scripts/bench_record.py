@@ -101,6 +101,18 @@ def replay_saves(rec: RunRecord, out: Path) -> tuple[int, int]:
     return writer.bytes_written, old + inline_size(rec)
 
 
+def footer_bytes(cells: Path) -> tuple[int, int]:
+    """(bytes of every Parquet footer in a cell folder, how many files): each file's metadata, its length
+    and the closing magic number, read from the file's last 8 bytes (Parquet's layout)."""
+    total, files = 0, 0
+    for f in cells.glob("*.parquet"):
+        with open(f, "rb") as fh:
+            fh.seek(-8, os.SEEK_END)
+            total += int.from_bytes(fh.read(4), "little") + 8
+        files += 1
+    return total, files
+
+
 def run_cpu_default(out: Path) -> Path:
     path = out / "cpu-default.json"
     cmd = [sys.executable, "-m", "inproc", "run", str(PROFILE), "--out", str(path)]
@@ -120,6 +132,11 @@ def sizes(path: Path, out: Path) -> None:
     print(f"bytes per output token: {size / tokens:.2f}  ({size:,} bytes; target <= 14; "
           f"schema-6 layout {inline_size(rec) / tokens:.2f}); {size / steps:.1f} bytes per step "
           f"({steps:,} steps, {tokens / steps:.2f} tokens per step)")
+    entries = len(rec.prefill) + len(rec.decode)
+    footers, files = footer_bytes(cells_dir(copy))
+    print(f"  of which Parquet footers: {footers:,} bytes in {files} files ({footers / entries:,.0f} per entry, "
+          f"{footers / tokens:.2f} per output token): a fixed cost per entry, so the same matrix on a slower or "
+          f"busier machine (fewer tokens per entry) reads more bytes per output token")
     written, old = replay_saves(rec, out / "replayed.json")
     final = on_disk(out / "replayed.json")
     print(f"written while saving / record size: {written / final:.2f}  ({written:,} of {final:,} bytes; target <= 2; "
