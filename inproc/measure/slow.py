@@ -125,8 +125,8 @@ class SlowStep:
 def slow_steps(steps: StepTrace, w: Window) -> list[SlowStep]:
     """The window's slow steps, in row order, each with its cause (module docstring)."""
     times = step_times_s(steps)
-    flagged = sorted((int(row), ref) for ref, judged in reference_groups(steps, w)
-                     for row in judged[times[judged] > ref.limit_s])
+    flagged = sorted(((int(row), ref) for ref, judged in reference_groups(steps, w)
+                      for row in judged[times[judged] > ref.limit_s]), key=lambda found: found[0])
     return [SlowStep(row, float(times[row]), ref.median_s, ref.kind, *cause_of(steps, row, ref)) for row, ref in flagged]
 
 

@@ -158,8 +158,10 @@ def _slow(rec: RunRecord) -> str:
                                      for r in rows], frozenset({0, 4}))
     blocks = []
     for e in rec.decode:
-        slow = slow_steps.cell_slow_steps(e) if e.figures is not None else []
-        chart = slow_steps.timeline(e, slow) if e.figures is not None else None
+        if e.figures is None:
+            continue
+        slow = slow_steps.cell_slow_steps(e)
+        chart = slow_steps.timeline(e, slow)
         if chart is not None:
             worst = "".join(f"<div class=sub>{t(x)}</div>" for x in slow_steps.worst_lines(e, 3, slow))
             blocks.append(f'<div class="panel"><h3>{t(f"decode {format_tokens(e.context)} × {e.concurrency}")}</h3>'
