@@ -17,6 +17,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -48,16 +49,17 @@ def main(argv: list[str]) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=6)
     rounds = ap.parse_args(argv).rounds
-    out = Path(os.environ.get("TMPDIR", "/tmp")) / f"bench-exit-{os.getpid()}" / "r.json"
     ending: dict[str, list[float]] = {w: [] for w in WAYS}
     wall: dict[str, list[float]] = {w: [] for w in WAYS}
-    for i in range(rounds):
-        order = list(WAYS) if i % 2 == 0 else list(reversed(WAYS))
-        for way in order:
-            e, t = child(WAYS[way], out)
-            ending[way].append(e), wall[way].append(t)
-        print(f"round {i + 1}: " + ", ".join(f"{w}: ends in {ending[w][-1]:.2f} s of {wall[w][-1]:.2f} s" for w in WAYS),
-              flush=True)
+    with tempfile.TemporaryDirectory(prefix="bench-exit-") as tmp:
+        out = Path(tmp) / "r.json"
+        for i in range(rounds):
+            order = list(WAYS) if i % 2 == 0 else list(reversed(WAYS))
+            for way in order:
+                e, t = child(WAYS[way], out)
+                ending[way].append(e), wall[way].append(t)
+            print(f"round {i + 1}: " + ", ".join(f"{w}: ends in {ending[w][-1]:.2f} s of {wall[w][-1]:.2f} s"
+                                                  for w in WAYS), flush=True)
     fast, slow = WAYS
     saved = sorted(b - a for a, b in zip(wall[fast], wall[slow]))
     q = statistics.quantiles(saved, n=4) if len(saved) > 1 else saved * 3

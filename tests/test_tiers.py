@@ -103,9 +103,10 @@ def test_a_tier_that_requires_an_engine_stops_when_it_is_missing():
 @pytest.mark.parametrize("engine", ["vllm", "sglang"])
 def test_a_child_of_an_engine_free_test_cannot_import_an_engine(engine):
     """What keeps the ``engine_free`` mark honest where the engine is installed: the SGLang venv leaves such tests out."""
+    import os
     import sys
 
     done = spawn.run_child([sys.executable, "-c", f"import {engine}"], timeout=60)
     assert done.returncode == 1 and f"No module named '{engine}' (a child of a test marked engine_free" in done.stderr
     env = spawn.child_env()
-    assert env["PYTHONPATH"].split(":")[:2] == [str(spawn.NO_ENGINES), str(spawn.ROOT)]
+    assert env["PYTHONPATH"].split(os.pathsep)[:2] == [str(spawn.NO_ENGINES), str(spawn.ROOT)]
