@@ -1,0 +1,1 @@
+"""Kernels: what ran inside a decode step, by name and category (the kernel pass's table and its categorizer)."""
