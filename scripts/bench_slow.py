@@ -8,10 +8,12 @@ stretches steps by orders of magnitude), with a window of ``--window-steps`` ste
   the false-flag rate is flagged ÷ window steps over all clean cells (target <= 1 in 1,000).
   A flag whose cause is ``prefill`` is a real slow step of a refill (a prompt in the batch),
   counted all the same, and shown apart.
-- Planted cells (``tests/plugins.py``'s plugin as the engine tests use it: ``gc.collect()``
-  over 300,000 live lists inside every 50th forward, a 30 ms sleep inside every 100th): the
-  detection rate is planted window steps flagged with the right cause (``gc``; a sleep is
-  ``unexplained``) ÷ planted window steps, and the flags elsewhere in those cells are counted.
+- Planted cells (``tests/plugins.py``'s plugin as the engine tests use it,
+  ``tests/run/test_slow_steps.py``'s PLANT: inside every 50th forward, full collections over
+  100,000 live lists repeated until PLANT_STEPS = 3 × FLOOR clean steps have passed; inside
+  every 100th, a sleep as long; a clean step is the median of the last 16 timed in the same
+  child): the detection rate is planted window steps flagged with the right cause (``gc``; a
+  sleep is ``unexplained``) ÷ planted window steps, and the flags elsewhere in those cells are counted.
 
 Run in the engine's environment:  .venv-vllm/bin/python scripts/bench.py slow [--window-steps 1000]
 """

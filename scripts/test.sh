@@ -5,15 +5,26 @@
 # no engine, so the vLLM venv's run of them is the one that counts; a test for the other engine
 # skips; the SGLang-only tests live in tests/engines/sglang). Each engine tier sets INPROC_REQUIRE_ENGINE, so a venv that lost
 # its engine fails the tier at once instead of skipping every test; the fast tier needs no engine.
+# INPROC_TEST_SLOWDOWN=burn runs both engine tiers as on a slower machine: bound to one CPU shared
+# with two CPU burners (python -m tests.slowed), each step takes about three times as long.
 set -uo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 status=0
+case "${INPROC_TEST_SLOWDOWN:-}" in
+  ""|burn) ;;
+  *) echo "INPROC_TEST_SLOWDOWN=${INPROC_TEST_SLOWDOWN}: give burn, or leave it unset" >&2; exit 2 ;;
+esac
+# An engine tier's interpreter (first argument) with the rest, slowed where INPROC_TEST_SLOWDOWN=burn.
+engine_tier() {
+  local py="$1"; shift
+  if [[ "${INPROC_TEST_SLOWDOWN:-}" == burn ]]; then "$py" -m tests.slowed -- "$py" "$@"; else "$py" "$@"; fi
+}
 bash scripts/setup_vllm.sh || exit 1
 # The fast tier (no engine built, no inproc started: pytest -m "not engine") runs once, here;
 # then the engine tier in each engine's venv (the SGLang venv also runs the tests named for SGLang).
 "${INPROC_VLLM_VENV:-$repo/.venv-vllm}/bin/python" -m pytest tests -q -p no:cacheprovider --ignore=tests/engines/sglang -m "not engine" "$@" || status=1
-INPROC_REQUIRE_ENGINE=vllm "${INPROC_VLLM_VENV:-$repo/.venv-vllm}/bin/python" -m pytest tests -q -p no:cacheprovider --ignore=tests/engines/sglang -m engine "$@" || status=1
+INPROC_REQUIRE_ENGINE=vllm engine_tier "${INPROC_VLLM_VENV:-$repo/.venv-vllm}/bin/python" -m pytest tests -q -p no:cacheprovider --ignore=tests/engines/sglang -m engine "$@" || status=1
 # The nightly job's commands (run, baseline, compare, the reports) on a tiny CPU matrix, so the
 # GPU workflow's commands cannot rot: two tiny runs, about a minute on 2 cores (mostly engine start).
 INPROC="${INPROC_VLLM_VENV:-$repo/.venv-vllm}/bin/python -m inproc" bash scripts/nightly.sh cpu || status=1
@@ -32,6 +43,6 @@ else
 fi
 if [[ -f scripts/setup_sglang.sh && -d tests/engines/sglang ]]; then
   bash scripts/setup_sglang.sh || exit 1
-  INPROC_REQUIRE_ENGINE=sglang "${INPROC_SGLANG_VENV:-$repo/.venv-sglang}/bin/python" -m pytest tests -q -p no:cacheprovider -m "sglang or (engine and not engine_free)" "$@" || status=1
+  INPROC_REQUIRE_ENGINE=sglang engine_tier "${INPROC_SGLANG_VENV:-$repo/.venv-sglang}/bin/python" -m pytest tests -q -p no:cacheprovider -m "sglang or (engine and not engine_free)" "$@" || status=1
 fi
 exit $status

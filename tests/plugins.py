@@ -4,6 +4,8 @@ vLLM loads every entry point of the group ``vllm.general_plugins`` when it build
 (``vllm.plugins.load_general_plugins``). A test plugin wraps the model runner's
 ``execute_model`` (the CPU runner inherits it from ``GPUModelRunner``), so what it plants
 (a busy-wait, a sleep, a ``gc.collect()``) happens inside the engine's real ``step()``.
+A plant judged against a rule relative to the machine's own steps is sized by :func:`step_sized`
+from the steps just before it, so it stays as far past the rule on a slower machine.
 
 Nothing is installed into the environment: :func:`register` writes the plugin's
 ``.dist-info`` (its entry point) into a folder of the test's own, and :func:`plugin_env`
@@ -73,3 +75,21 @@ def register():
 def busy_wait(seconds: float) -> str:
     """A ``before_call`` body that spins for ``seconds`` on every call (CPU time, as a slower kernel costs)."""
     return f"end = time.perf_counter() + {seconds!r}\nwhile time.perf_counter() < end:\n    pass"
+
+
+def step_sized(plant: str, clean_gaps: int = 16) -> str:
+    """A ``before_call`` body that runs ``plant`` with ``step_s`` in scope: the median of the last ``clean_gaps``
+    gaps from the end of one ``_before`` to the start of the next (one step as this machine runs it now: the
+    forward, the rest of ``step()`` and the loop up to the next step), ``None`` until that many were timed.
+
+    The clock restarts after ``plant``, so a planted wait never counts as a step; ``plant`` sizes itself as a
+    multiple of ``step_s`` (a fixed wait would be judged against a slower or faster machine's own steps).
+    A gap can be longer than the engine's step (an interval between cells, a prefill): the median ignores
+    the few, and the rest only make ``step_s``, and the plant, larger.
+    """
+    return (f"import statistics\nglobal _gaps, _after\n"
+            f"if n == 1:\n    _gaps, _after = [], None\n"
+            f"if _after is not None:\n    _gaps.append(time.perf_counter() - _after)\n"
+            f"step_s = statistics.median(_gaps[-{clean_gaps}:]) if len(_gaps) >= {clean_gaps} else None\n"
+            f"{plant.strip()}\n"
+            f"_after = time.perf_counter()")

