@@ -17,6 +17,7 @@ link, for every reader, pyarrow's included); a folder read as it lies on disk is
 """
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,16 +67,22 @@ class CellFolder:
 
     def _folder_outside(self) -> str:
         """Why the folder itself is not a folder beside the manifest ("" when it is)."""
+        return self._root[1]
+
+    @functools.cached_property
+    def _root(self) -> tuple[str, str]:
+        """(the folder's real path, why the folder itself is not a folder beside the manifest: "" when it is).
+        Resolved once per reading of a results file: hundreds of files are checked against it."""
         if self.name in ("", ".", "..") or "/" in self.name or (os.altsep and os.altsep in self.name):
-            return f"the manifest names the cell folder {self.name!r}, not a folder beside it"
+            return "", f"the manifest names the cell folder {self.name!r}, not a folder beside it"
         real = os.path.realpath(self.path)
         if not _within(real, os.path.realpath(self.parent)):
-            return f"the cell folder {self.name} is a symlink to {real}"
-        return ""
+            return real, f"the cell folder {self.name} is a symlink to {real}"
+        return real, ""
 
     def _outside(self, name: str) -> str:
         """Why ``name`` leaves the folder ("" when it stays inside): judged by its text, then by its real path."""
-        folder = self._folder_outside()
+        root, folder = self._root
         if folder:
             return folder
         if os.path.isabs(name):
@@ -83,7 +90,6 @@ class CellFolder:
         norm = os.path.normpath(name)
         if norm == os.pardir or norm.startswith(os.pardir + os.sep):
             return f"{name!r} leaves {self.name}/ by '..'"
-        root = os.path.realpath(self.path)
         real = os.path.realpath(os.path.join(root, name))
         if not _within(real, root):
             return f"{name!r} resolves to {real} through a symlink"
