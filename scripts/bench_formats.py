@@ -24,6 +24,7 @@ import numpy as np
 
 from inproc.record.atomic import write_atomic
 from inproc.record.cells import cell_name, read_cell, stored_tables, write_cell
+from inproc.record.contain import CellFolder
 from inproc.record.schema import PrefillEntry, RunRecord
 from inproc.record.tojson import cell_row, entry_id
 
@@ -72,7 +73,7 @@ def compare_formats(rec: RunRecord, out: Path, tokens: int, label: str) -> None:
         saved = time.perf_counter() - t0
         t0 = time.perf_counter()
         for p in paths:
-            read_cell(p) if fmt == "parquet" else _npz_read(p)
+            read_cell(CellFolder.at(folder), p.name) if fmt == "parquet" else _npz_read(p)
         loaded = time.perf_counter() - t0
         size = sum(f.stat().st_size for f in folder.iterdir())
         results[fmt] = (size, saved, loaded)

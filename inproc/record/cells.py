@@ -28,6 +28,7 @@ from inproc.errors import UsageError
 from inproc.measure.trace import CellTrace
 from inproc.record import fromtables, migrate_cells
 from inproc.record.atomic import write_atomic
+from inproc.record.contain import CellFolder
 from inproc.record.tables import Table, arrivals_table, in_ns, seconds_of, telemetry_tables, trace_tables
 from inproc.telemetry.trace import TelemetryTrace
 
@@ -43,9 +44,14 @@ def cell_name(entry: str) -> str:
     return f"{entry}{CELL_SUFFIX}"
 
 
+def table_name(cell: str, table: str) -> str:
+    """The file holding table ``table`` of cell file ``cell`` (``decode-256x4.json.gz`` -> ``decode-256x4.steps.parquet``)."""
+    return f"{cell.removesuffix(CELL_SUFFIX)}.{table}{TABLE_SUFFIX}"
+
+
 def table_path(cell: Path, table: str) -> Path:
-    """The file holding table ``table`` of the cell whose cell file is ``cell``."""
-    return cell.with_name(f"{cell.name.removesuffix(CELL_SUFFIX)}.{table}{TABLE_SUFFIX}")
+    """The file holding table ``table`` of the cell whose cell file is ``cell`` (for writing it)."""
+    return cell.with_name(table_name(cell.name, table))
 
 
 def is_cell_file(path: Path) -> bool:
@@ -106,22 +112,26 @@ def _write(path: Path, name: str, table: Table) -> int:
 
 
 # -- reading -------------------------------------------------------------------------
-def read_skeleton(path: Path) -> dict[str, Any]:
-    """A cell file's JSON values alone (``created``, ``entry``; no table is read); a missing or damaged
-    file is a one-line :class:`UsageError`."""
+# Every reader takes the cell folder and a name in it, never a path: each file it opens (the cell
+# file, each table) comes from CellFolder.file, which refuses one outside the folder.
+def read_skeleton(folder: CellFolder, name: str) -> dict[str, Any]:
+    """A cell file's JSON values alone (``created``, ``entry``; no table is read); a missing, damaged or
+    outside (``inproc.record.contain``) file is a one-line :class:`UsageError`."""
+    path = folder.file(name)
     if path.suffix == ".npz":
         return migrate_cells.read_skeleton(path)
     return _cell_json(path)
 
 
-def read_cell(path: Path) -> dict[str, Any]:
-    """The raw tree of a cell file (``created``, ``entry``, ``trace`` or ``samples``, ``telemetry``), its
-    arrays as numpy arrays; a missing or damaged file (the cell file or a table beside it) is a
-    one-line :class:`UsageError` naming it and what is wrong."""
+def read_cell(folder: CellFolder, name: str) -> dict[str, Any]:
+    """The raw tree of cell file ``name`` (``created``, ``entry``, ``trace`` or ``samples``, ``telemetry``),
+    its arrays as numpy arrays; a missing, damaged or outside file (the cell file or a table beside
+    it) is a one-line :class:`UsageError` naming it and what is wrong."""
+    path = folder.file(name)
     if path.suffix == ".npz":
         return migrate_cells.read_cell(path)
     meta = _cell_json(path)
-    tables = {name: _table(table_path(path, name), meta["ns"].get(name, [])) for name in meta["tables"]}
+    tables = {t: _table(folder.file(table_name(name, t)), meta["ns"].get(t, [])) for t in meta["tables"]}
     traces = fromtables.trace_dicts(tables, meta["traces"])
     out = {"created": meta["created"], "entry": meta["entry"],
            "telemetry": fromtables.telemetry_dict(tables, meta["telemetry"]) if meta["telemetry"] else None}
@@ -130,9 +140,9 @@ def read_cell(path: Path) -> dict[str, Any]:
     return {**out, "trace": traces[0] if traces else None}
 
 
-def read_tables(path: Path) -> dict[str, pa.Table]:
+def read_tables(folder: CellFolder, name: str) -> dict[str, pa.Table]:
     """A cell's tables as Arrow tables, as stored (``inproc.open``)."""
-    return {name: _read(table_path(path, name)) for name in _cell_json(path)["tables"]}
+    return {t: _read(folder.file(table_name(name, t))) for t in _cell_json(folder.file(name))["tables"]}
 
 
 #: How a damaged cell file is mended: read only, never rewritten.

@@ -1,7 +1,8 @@
 """Entries whose cell file cannot be read, and the commands that need their raw records.
 
-A cell file that is damaged, missing, or another run's (its ``created`` is not the manifest's:
-a cell file is matched to its manifest row by the run's identity, never by name alone) does
+A cell file that is damaged, missing, another run's (its ``created`` is not the manifest's:
+a cell file is matched to its manifest row by the run's identity, never by name alone), or
+outside the results file's cell folder (never opened: ``inproc.record.contain``) does
 not make the results file unreadable. That entry is loaded from its manifest row as an Error
 entry: its reason names the cell file and what is wrong, and it keeps the status and headline
 figures the manifest recorded (the figures, not the status, stay in the entry; the reason
@@ -24,15 +25,17 @@ from inproc.errors import UsageError
 from inproc.measure.judge import Verdict
 from inproc.plan.matrix import CellPlan
 from inproc.record import cached, derive
+from inproc.record.contain import OUTSIDE
 from inproc.record.schema import DecodeEntry, PrefillEntry, RunPlan, RunRecord, UnreadableCell
 
 #: A cell file's name: the entry's id (``inproc.record.tojson.entry_id``) and its suffix.
 _ENTRY_NAME = re.compile(r"(?:prefill-(\d+)|decode-(\d+)x(\d+))(?:\.[a-z0-9]+)+")
 
 
-def entry_of(cell_file: str) -> str:
-    """The entry id a cell file's name carries (``decode-256x4.json.gz`` and ``decode-256x4.npz`` -> ``decode-256x4``)."""
-    return cell_file.split(".", 1)[0]
+def entry_of_row(row: dict[str, Any]) -> str:
+    """The entry id of a manifest row, from its key (``decode-256x4``; ``tojson.entry_id``), not from its
+    cell file's name, which may name anything."""
+    return f"decode-{row['context']}x{row['concurrency']}" if "concurrency" in row else f"prefill-{row['context']}"
 
 
 def another_run(path: Path, cell_created: Any, created: Any) -> UsageError:
@@ -50,7 +53,8 @@ def unreadable_entry(row: dict[str, Any], cell: UnreadableCell, plan: RunPlan) -
     """The Error entry standing for ``row`` (a manifest row) whose cell file ``cell`` could not be read."""
     path = Path(cell.path)
     what = cell.reason.removeprefix(f"{path}: ")
-    error = f"cell file {path.parent.name}/{path.name} unreadable: {what}"
+    # A path outside the folder says so first (its reason names the path as the manifest gave it).
+    error = what if what.startswith(OUTSIDE) else f"cell file {path.parent.name}/{path.name} unreadable: {what}"
     verdict = Verdict(st.ERROR, f"{error} ({_recorded(row)})", ())
     if "concurrency" not in row:
         figures = cached.prefill_figures(row) if row.get("ttft_ms") is not None else None

@@ -5,7 +5,6 @@ written; otherwise (or when asked) every entry is derived again from its raw rec
 """
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from inproc.codec import known_fields
@@ -19,19 +18,21 @@ from inproc.plan.settings import MatrixSettings
 from inproc.errors import UsageError
 from inproc.record import cached, damage, derive, scope
 from inproc.record.cells import read_cell
+from inproc.record.contain import CellFolder
 from inproc.record.definitions import DEFINITIONS_VERSION
 from inproc.record.schema import DecodeEntry, EngineRecord, Machine, PrefillEntry, ProfileRef, RunPlan, RunRecord
 from inproc.telemetry.trace import TelemetryTrace
 from inproc.types import Capacity, EngineSettings, KVCacheGroup
 
 
-def from_json(d: dict[str, Any], cells_root: Path | None, rederive: bool = False) -> RunRecord:
-    """A record from current-schema JSON; cell files are read under ``cells_root`` (the manifest's folder).
+def from_json(d: dict[str, Any], cells: CellFolder | None, rederive: bool = False) -> RunRecord:
+    """A record from current-schema JSON; cell files are read from ``cells`` (the manifest's cell folder) alone.
 
     Each entry's figures, telemetry figures and verdict are taken from the file when it says
     they were derived by today's definitions (``definitions_version``) and ``rederive`` is
     False; otherwise they are derived again from the raw records. An entry whose cell file
-    cannot be read, or is another run's, is an Error entry made from its row
+    cannot be read, is another run's, or lies outside ``cells`` (``inproc.record.contain``), is an
+    Error entry made from its row
     (``inproc.record.damage``), listed in the record's ``unreadable``.
     """
     plan = _plan(d["plan"])
@@ -41,8 +42,8 @@ def from_json(d: dict[str, Any], cells_root: Path | None, rederive: bool = False
     peaks = run_peaks(machine.gpu_devices, machine.cpu, engine.settings)
     use_cache = not rederive and d.get("definitions_version") == DEFINITIONS_VERSION
     lost: list = []
-    prefill = tuple(_entry(e, d, cells_root, lost, plan, lambda r: _prefill(r, use_cache)) for e in d.get("prefill", []))
-    decode = tuple(_entry(e, d, cells_root, lost, plan, lambda r: _decode(r, plan, capacity, peaks, use_cache))
+    prefill = tuple(_entry(e, d, cells, lost, plan, lambda r: _prefill(r, use_cache)) for e in d.get("prefill", []))
+    decode = tuple(_entry(e, d, cells, lost, plan, lambda r: _decode(r, plan, capacity, peaks, use_cache))
                    for e in d.get("decode", []))
     return RunRecord(
         tool=dict(d["tool"]),
@@ -64,31 +65,31 @@ def from_json(d: dict[str, Any], cells_root: Path | None, rederive: bool = False
     )
 
 
-def _entry(row: dict[str, Any], d: dict[str, Any], cells_root: Path | None, lost: list, plan: RunPlan, make):
+def _entry(row: dict[str, Any], d: dict[str, Any], cells: CellFolder | None, lost: list, plan: RunPlan, make):
     """``make`` of a manifest row with its cell file's raw records, or its Error entry when that file
-    cannot be read or is another run's (appended to ``lost``)."""
+    cannot be read, is another run's or lies outside the cell folder (appended to ``lost``)."""
     try:
-        full = _with_cell(row, cells_root, d.get("created"))
+        full = _with_cell(row, cells, d.get("created"))
     except UsageError as e:
-        cell = damage.unreadable(cells_root / row["cell_file"], e, damage.entry_of(row["cell_file"]))
+        cell = damage.unreadable(cells.path / row["cell_file"], e, damage.entry_of_row(row))
         lost.append(cell)
         return damage.unreadable_entry(row, cell, plan)
     return make(full)
 
 
-def _with_cell(d: dict[str, Any], cells_root: Path | None, created: Any) -> dict[str, Any]:
+def _with_cell(d: dict[str, Any], cells: CellFolder | None, created: Any) -> dict[str, Any]:
     """An entry's JSON with its raw records put back from its cell file (inline entries as they are).
 
-    A cell file that is missing, damaged, or written by another run than ``created`` is a
-    one-line :class:`UsageError` naming it."""
+    A cell file that is missing, damaged, written by another run than ``created``, or outside
+    ``cells`` is a one-line :class:`UsageError` naming it."""
     name = d.get("cell_file")
     if not name:
         return d
-    if cells_root is None:
+    if cells is None:
         raise ValueError(f"entry names cell file {name!r} but the record was not read from a file")
-    raw = read_cell(cells_root / name)
+    raw = read_cell(cells, name)
     if raw.get("created") != created:
-        raise damage.another_run(cells_root / name, raw.get("created"), created)
+        raise damage.another_run(cells.path / name, raw.get("created"), created)
     d = {**d, **raw.get("entry", {}), "raw": raw.get("samples"), "trace": raw.get("trace")}
     if d.get("telemetry") is not None:
         d["telemetry"] = {**d["telemetry"], "trace": raw.get("telemetry")}

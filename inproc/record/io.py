@@ -27,6 +27,7 @@ from inproc.errors import UsageError
 from inproc.record.atomic import write_atomic
 from inproc.record.claim import Claim, clear_cells
 from inproc.record.cells import cell_name, is_cell_file, read_skeleton, write_cell
+from inproc.record.contain import CellFolder
 from inproc.record.damage import require_raw, unlisted_row
 from inproc.record.fromjson import from_json
 from inproc.record.migrate import SCHEMA_VERSION, migrate
@@ -174,15 +175,15 @@ def read_finished(path: str | os.PathLike) -> bool:
 def record_from_json(data: Any, where: str, folder: Path | None = None, rederive: bool = False) -> RunRecord:
     """A results JSON object of any known version (read from ``where``) as a record; one-line errors.
 
-    ``folder``: where the file lies (its cell folder is named in it); None for a run held
-    inline (a baseline's).
+    ``folder``: where the file lies (its cell folder is named in it, and every cell file is read
+    from that folder alone: ``inproc.record.contain``); None for a run held inline (a baseline's).
     """
     if isinstance(data, dict) and data.get("kind") == BASELINE_KIND:
         raise UsageError(f"{where}: a baseline of several runs, not one results file. "
                          "Give it to 'inproc compare', or give one of the runs it was made from.")
     version = check_version(data, "schema_version", SCHEMA_VERSION, "results file", RESULTS_HINT, where)
     try:
-        cells = folder / str(data.get("cells") or "") if folder is not None and data.get("cells") else None
+        cells = CellFolder(folder, str(data["cells"])) if folder is not None and data.get("cells") else None
         data = migrate(data)
         if cells is not None and not data.get("finished"):
             data = with_unlisted_cells(data, cells)
@@ -191,26 +192,28 @@ def record_from_json(data: Any, where: str, folder: Path | None = None, rederive
         raise UsageError(f"{where}: not a results file ({type(e).__name__}: {e}). {RESULTS_HINT}") from None
 
 
-def with_unlisted_cells(data: dict[str, Any], cells: Path) -> dict[str, Any]:
+def with_unlisted_cells(data: dict[str, Any], cells: CellFolder) -> dict[str, Any]:
     """An unfinished run's manifest plus the entries of its cell files written after the manifest
     was (same ``created``: cell files of an earlier run at this path are passed over). A measured
     entry's cell file has no status or headline figures (``tojson.cell_row``): its row loads
     derived again from its raw records.
 
     One that cannot be read, named as an entry of the plan, is added as a bare row: it loads
-    as an Error entry naming it (``inproc.record.damage``), since it may be this run's."""
+    as an Error entry naming it (``inproc.record.damage``), since it may be this run's; so is one
+    that is a symlink leading out of the folder (never opened: ``inproc.record.contain``)."""
     listed = {d.get("cell_file") for d in data.get("prefill", []) + data.get("decode", [])}
-    found = sorted((p for p in cells.iterdir() if is_cell_file(p) and p.name not in listed) if cells.is_dir() else (),
-                   key=lambda p: p.stat().st_mtime_ns)
+    # Ordered by when each was written: the link's own time for a symlink, whose target is not looked at.
+    found = sorted((n for n in cells.names() if is_cell_file(Path(n)) and n not in listed),
+                   key=lambda n: (cells.path / n).lstat().st_mtime_ns)
     rows = {"prefill": list(data.get("prefill", [])), "decode": list(data.get("decode", []))}
-    for p in found:
+    for name in found:
         try:
-            skeleton = read_skeleton(p)
+            skeleton = read_skeleton(cells, name)
         except UsageError:
-            row = unlisted_row(p.name, data.get("plan") or {})
+            row = unlisted_row(name, data.get("plan") or {})
         else:
             ours = skeleton.get("created") == data.get("created") and "entry" in skeleton
-            row = {**skeleton["entry"], "cell_file": p.name} if ours else None
+            row = {**skeleton["entry"], "cell_file": name} if ours else None
         if row is not None:
             rows["decode" if "concurrency" in row else "prefill"].append(row)
     return {**data, **rows}

@@ -15,8 +15,10 @@ from typing import Any
 
 import pyarrow as pa
 
+from inproc import types as st
 from inproc.measure.trace import CellTrace
 from inproc.record import cells as cellfiles
+from inproc.record.contain import CellFolder, OutsideFolder
 from inproc.record.io import RESULTS_HINT, SCHEMA_VERSION, check_version, load_results, read_json, with_unlisted_cells
 from inproc.record.migrate import migrate
 from inproc.record.tojson import HEADLINE, entry_json
@@ -52,14 +54,28 @@ class Cell(_Tables):
     concurrency: int | None  # None for a prefill entry
     status: str
     row: dict[str, Any]  # the entry's row in the manifest
-    source: Path | None  # its cell file (None: raw records inline, schema 6 and older)
+    folder: CellFolder | None  # the run's cell folder (None: raw records inline, schema 6 and older)
+    error: str | None = None  # set when its cell file lies outside the folder: an Error cell, never opened
+
+    @property
+    def source(self) -> Path | None:
+        """Its cell file as the manifest names it (None: raw records inline)."""
+        name = self._file
+        return self.folder.path / name if name else None
+
+    @property
+    def _file(self) -> str | None:
+        return self.row.get("cell_file") if self.folder is not None else None
 
     @functools.cached_property
     def tables(self) -> dict[str, pa.Table]:
-        """Every table the cell holds (an unmeasured cell: none)."""
-        if self.source is not None and self.source.name.endswith(cellfiles.cell_name("")):
-            return {k: v for k, v in cellfiles.read_tables(self.source).items() if v.num_columns}
-        return _built(self.source, self.row)
+        """Every table the cell holds (an unmeasured cell, or one whose cell file is outside its folder: none)."""
+        name = self._file
+        if self.error is not None:
+            return {}
+        if name and name.endswith(cellfiles.cell_name("")):
+            return {k: v for k, v in cellfiles.read_tables(self.folder, name).items() if v.num_columns}
+        return _built(self.folder, name, self.row)
 
     def table(self, name: str) -> pa.Table:
         """Table ``name`` (empty where the cell has none: an unmeasured cell, a run without GPUs)."""
@@ -70,9 +86,9 @@ class Cell(_Tables):
         return self.table(name).to_pandas()
 
 
-def _built(source: Path | None, row: dict[str, Any]) -> dict[str, pa.Table]:
+def _built(folder: CellFolder | None, name: str | None, row: dict[str, Any]) -> dict[str, pa.Table]:
     """The tables of an older file's entry, built from its raw records as schema 9 stores them."""
-    raw = cellfiles.read_cell(source) if source is not None else {
+    raw = cellfiles.read_cell(folder, name) if folder is not None and name else {
         "trace": row.get("trace"), "samples": row.get("raw"), "telemetry": (row.get("telemetry") or {}).get("trace")}
     samples = raw.get("samples") is not None
     traces = [CellTrace.from_dict(t) for t in (raw["samples"] if samples else [raw["trace"]] if raw.get("trace") else [])]
@@ -126,7 +142,7 @@ def open_run(path: str | Path) -> Run:
     p = Path(path)
     data = read_json(p, "results file", f"No results file at {str(path)!r}. {RESULTS_HINT}")
     check_version(data, "schema_version", SCHEMA_VERSION, "results file", RESULTS_HINT, str(p))
-    folder = p.parent / str(data["cells"]) if data.get("cells") else None
+    folder = CellFolder(p.parent, str(data["cells"])) if data.get("cells") else None
     data = migrate(data)
     if folder is not None and not data.get("finished"):
         data = with_unlisted_cells(data, folder)
@@ -135,8 +151,15 @@ def open_run(path: str | Path) -> Run:
     return Run(p, header, cells)
 
 
-def _cell(kind: str, row: dict[str, Any], folder: Path | None) -> Cell:
+def _cell(kind: str, row: dict[str, Any], folder: CellFolder | None) -> Cell:
+    """A manifest row as a cell; one whose cell file lies outside the folder is an Error cell (as the loader's)."""
     concurrency = row.get("concurrency") if kind == "decode" else None
     name = f"prefill-{row['context']}" if kind == "prefill" else f"decode-{row['context']}x{concurrency}"
-    source = folder / row["cell_file"] if folder is not None and row.get("cell_file") else None
-    return Cell(name, kind, int(row["context"]), concurrency, row.get("status", ""), row, source)
+    error = None
+    if folder is not None and row.get("cell_file"):
+        try:
+            folder.file(row["cell_file"])
+        except OutsideFolder as e:
+            error = str(e)
+    status = st.ERROR if error else row.get("status", "")
+    return Cell(name, kind, int(row["context"]), concurrency, status, row, folder, error)

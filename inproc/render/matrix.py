@@ -20,8 +20,8 @@ LEGEND = {
     st.LOOPED: "Looped: the model kept repeating the same tokens, so the cell's figures are not shown "
     "(repetition inflates speculative-decoding acceptance); the reason names the requests, period and repeats, "
     "and the raw data stays in the results file.",
-    st.ERROR: "Error: the engine raised inside this cell, or its cell file cannot be read; the reason gives the "
-    "message and the matrix went on.",
+    st.ERROR: "Error: the engine raised inside this cell, or its cell file cannot be read or lies outside the "
+    "results folder (never opened); the reason gives the message and the matrix went on.",
     st.PENDING: "Pending: planned but not measured yet.",
 }
 

@@ -15,6 +15,7 @@ from inproc.errors import UsageError
 from inproc.record.io import (SCHEMA_VERSION, ResultsWriter, cells_dir, load_results, read_finished, to_json,
                               write_results)
 from inproc.record.cells import cell_name, read_skeleton
+from inproc.record.contain import CellFolder
 from inproc.record.definitions import DEFINITIONS_VERSION
 from inproc.record.tojson import HEADLINE, entry_id, entry_json
 from tests.conftest import FIXTURES
@@ -117,6 +118,7 @@ def test_minus_zero_and_off_grid_times_read_back_exactly(tmp_path):
     from inproc.measure.steps import StepTrace
     from inproc.measure.trace import CellTrace, RequestTrace
     from inproc.record.cells import read_cell, write_cell
+    from inproc.record.contain import CellFolder
 
     n = 5
     off = StepTrace.of(t_start_s=np.array([-0.0, 1e-9, 2e-9, 3e-9, 4e-9]), t_end_s=np.arange(n) * 1e-3 + 1e-12,
@@ -126,7 +128,7 @@ def test_minus_zero_and_off_grid_times_read_back_exactly(tmp_path):
     trace = CellTrace(off, reqs, None, 1.0)
     path = tmp_path / "x.json.gz"
     write_cell(path, "now", {}, [trace], False, None)
-    back = CellTrace.from_dict(read_cell(path)["trace"])
+    back = CellTrace.from_dict(read_cell(CellFolder.at(tmp_path), path.name)["trace"])
     assert np.signbit(back.steps.t_start_s[0]) and back.steps.t_start_s[0] == 0.0
     assert np.array_equal(back.steps.t_end_s, off.t_end_s) and np.isnan(back.steps.schedule_s[1])
     assert np.array_equal(back.steps.schedule_s, off.schedule_s, equal_nan=True)
@@ -280,6 +282,7 @@ def test_measured_times_are_whole_nanoseconds_stored_as_such_and_derive_the_same
     import pyarrow.parquet as pq
 
     from inproc.record.cells import read_cell, write_cell
+    from inproc.record.contain import CellFolder
     from tests.run.test_decode_cell import run_cell
     from tests.fakes.fake_engine import FakeScript
 
@@ -297,7 +300,7 @@ def test_measured_times_are_whole_nanoseconds_stored_as_such_and_derive_the_same
     counted_ns = {n for n in STEP_INTS if n.endswith("_ns")}  # recorded as integer ns already (the GC pauses)
     assert {n for n in stored.names if n.endswith("_ns")} - counted_ns == {f"{n[:-2]}_ns" for n in known}  # the times, as integer ns
     assert all(stored.field(f"{n[:-2]}_ns").type == "int64" for n in known)
-    again = CellTrace.from_dict(read_cell(path)["trace"])
+    again = CellTrace.from_dict(read_cell(CellFolder.at(tmp_path), path.name)["trace"])
     _same_trace(trace, again)
     w, w2 = m.window(trace), m.window(again)
     assert (w.first_step, w.last_step) == (w2.first_step, w2.last_step) and w.length_s == w2.length_s
@@ -369,7 +372,7 @@ def test_a_cell_file_keeps_only_what_the_manifest_row_lacks_and_an_unlisted_entr
     out = tmp_path / "r.json"
     write_results(out, rec)
     for e in rec.prefill + rec.decode:
-        row = read_skeleton(cells_dir(out) / cell_name(entry_id(e)))["entry"]
+        row = read_skeleton(CellFolder.at(cells_dir(out)), cell_name(entry_id(e)))["entry"]
         whole = json.loads(json.dumps(entry_json(e)))  # as JSON holds it (tuples as lists)
         assert all(json.dumps(row[k]) == json.dumps(v) for k, v in whole.items() if k in row)
         if e in unmeasured:

@@ -11,6 +11,7 @@ import json
 import pytest
 
 from inproc.record.cells import read_cell
+from inproc.record.contain import CellFolder
 from inproc.record.io import cells_dir, load_results, write_results
 from tests.conftest import DEFAULT_PROFILE, FIXTURES, needs_vllm
 from tests.spawn import run_inproc
@@ -54,7 +55,7 @@ def test_force_clears_the_old_folder_and_a_resumed_run_keeps_its_created(tmp_pat
     assert sorted(p.name for p in tmp_path.iterdir()) == [".r.json.lock", "r.cells", "r.json", "r.md"]
     # Only the new run's one entry is left: its cell file and the Parquet tables beside it.
     assert {p.name.split(".", 1)[0] for p in cells_dir(out).iterdir()} == {"decode-256x1"} and len(old) > 1
-    assert read_cell(cells_dir(out) / "decode-256x1.json.gz")["created"] == rec.created and not rec.unreadable
+    assert read_cell(CellFolder.at(cells_dir(out)), "decode-256x1.json.gz")["created"] == rec.created and not rec.unreadable
 
     # The run killed before it finished: resume it; it measures the cell again and keeps its first created.
     manifest = json.loads(out.read_text())
@@ -66,4 +67,4 @@ def test_force_clears_the_old_folder_and_a_resumed_run_keeps_its_created(tmp_pat
     resumed = load_results(out)
     assert resumed.created == rec.created and resumed.finished and not resumed.unreadable
     assert len([n for n in resumed.notes if n.startswith("resumed 2")]) == 1  # "resumed" and when
-    assert read_cell(cells_dir(out) / "decode-256x1.json.gz")["created"] == rec.created
+    assert read_cell(CellFolder.at(cells_dir(out)), "decode-256x1.json.gz")["created"] == rec.created
