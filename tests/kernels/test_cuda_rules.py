@@ -121,6 +121,10 @@ NAMES: tuple[tuple[str, str], ...] = (
     ("nvjet_tss_64x8_64x16_2x1_v_bz_splitK_TNT", "gemm"),  # trace
     ("sm90_xmma_gemm_e4m3bf16_e4m3f32_f32_tn_n_tilesize64x64x128_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_"
      "cublas", "gemm"),  # trace prefix
+    ("sm100_xmma_gemm_bf16f16_bf16f16_bf16f32_tn_n_tilesize256x128x64_stage4_warpsize2x2x1", "gemm"),
+    ("void cutlass::device_kernel<cutlass3x_sm90_tensorop_s64x128x16gemm_bf16_bf16_f32_bf16_bf16_128x128x64_2x1x1_0_"
+     "ntn_align8_warpspecialized_pingpong_epi_tma>(cutlass3x_sm90_tensorop_s64x128x16gemm_bf16_bf16_f32_bf16_bf16_"
+     "128x128x64_2x1x1_0_ntn_align8_warpspecialized_pingpong_epi_tma::Params)", "gemm"),  # CUTLASS library naming
     ("ampere_bf16_s16816gemm_bf16_128x64_ldg8_f2f_stages_64x3_tn", "gemm"),  # trace prefix
     ("ampere_sgemm_32x32_sliced1x4_tn", "gemm"),  # trace
     ("std::enable_if<!(false), void>::type internal::gemvx::kernel<int, int, __nv_bfloat16, __nv_bfloat16, "
