@@ -60,9 +60,10 @@ _ATTENTION = (
          "vllm vllm/v1/attention/ops/triton_unified_attention.py"),
     Rule(r"^_fwd_(grouped_)?kernel_stage[12]$", ATTENTION,
          "vllm vllm/v1/attention/ops/triton_decode_attention.py; sglang "
-         "python/sglang/srt/layers/attention/triton_ops/decode_attention.py"),
+         "python/sglang/kernels/ops/attention/decode_attention.py"),
     Rule(r"^_fwd_kernel(_alibi)?$", ATTENTION,
-         "vllm vllm/v1/attention/ops/prefix_prefill.py, triton_prefill_attention.py; sglang extend_attention.py"),
+         "vllm vllm/v1/attention/ops/prefix_prefill.py, triton_prefill_attention.py; sglang "
+         "python/sglang/kernels/ops/attention/extend_attention.py, prefill_attention.py"),
     # torch SDPA's memory-efficient (CUTLASS) and cuDNN backends.
     Rule(r"fmha_cutlass[FB]_|PyTorchMemEffAttention", ATTENTION,
          "pytorch aten/src/ATen/native/transformers/cuda/mem_eff_attention/kernels/cutlassF.h"),
@@ -91,7 +92,7 @@ _COMMUNICATION = (
 _MOE = (
     Rule(r"fused_moe_kernel", MOE,
          "vllm vllm/model_executor/layers/fused_moe/fused_moe.py; sglang "
-         "python/sglang/srt/layers/moe/fused_moe_triton/fused_moe_triton_kernels.py"),
+         "python/sglang/kernels/ops/moe/fused_moe_triton_kernels.py"),
     Rule(r"marlin_moe|MarlinMoE|moe_wna16", MOE,
          "vllm csrc/moe/marlin_moe_wna16/marlin_template.h (marlin_moe_wna16::Marlin<...>); sglang "
          "sgl-kernel/csrc/moe/marlin_moe_wna16/"),
