@@ -194,7 +194,7 @@ _MEMORY = (
          "(memcpy / memset activity names)"),
     Rule(r"FillFunctor|fill_kernel|direct_copy_kernel|copy_kernel|CatArrayBatchedCopy|indexSelect(Small|Large)Index"
          r"|index_elementwise_kernel|_memcpy_", MEMORY,
-         "pytorch aten/src/ATen/native/cuda/Fill.cu, Copy.cu, Shape.cu, Indexing.cu"),
+         "pytorch aten/src/ATen/native/cuda/FillKernel.cu, Copy.cu, Shape.cu, Indexing.cu"),
 )
 
 _GENERIC_GEMM = (
