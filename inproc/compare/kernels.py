@@ -10,7 +10,11 @@ on both sides has one. The test follows compare's rows (``inproc.compare.estimat
 - **one run each side**: the profiled steps are the units. A seeded circular block bootstrap
   over each side's steps (``inproc.compare.stats.block_counts``, the same as the within-run
   interval of compare's rows) gives the standard error of the difference of the means; the
-  interval is normal. How much a whole run varies is not in it: it is marked indicative.
+  interval is normal. How much a whole run varies is not in it, so, as compare's rows, the
+  cell is shown but no category is named unless the user states the run-to-run spread
+  (``--run-spread``, a log standard deviation σ): each category's standard error is then
+  widened by √2·σ times its baseline time, in quadrature (``inproc.compare.stats.widen``'s
+  way), and the naming is marked indicative.
 
 **The naming rule** (defined here, once). A category is *named* when both hold:
 
@@ -84,6 +88,12 @@ class KernelChange:
     material_ms: float  # MATERIAL of the baseline's step time (or kernel sum)
     categories: tuple[CategoryChange, ...]
     kernels: tuple[tuple[str, tuple[KernelShift, ...]], ...] = ()  # (named category, its kernels that moved)
+    run_spread: float | None = None  # one run each side: the stated run-to-run log sd the test used (None: none)
+
+    @property
+    def judged(self) -> bool:
+        """Its categories can be named: runs as units, or one run each side against a stated run spread."""
+        return self.test == BETWEEN_RUNS or self.run_spread is not None
 
     @property
     def named(self) -> tuple[CategoryChange, ...]:
@@ -129,8 +139,11 @@ def _within(base: KernelSummary, new: KernelSummary, resamples: int, seed: int, 
 
 
 def cell_change(cell: tuple[int, int], base: Sequence[KernelSummary], new: Sequence[KernelSummary],
-                confidence: float = 0.95, resamples: int = 2000, seed: int = 0) -> KernelChange | None:
-    """The cell's categories tested (none named yet: :func:`judge` names them); None: too few runs or steps."""
+                confidence: float = 0.95, resamples: int = 2000, seed: int = 0,
+                run_spread: float | None = None) -> KernelChange | None:
+    """The cell's categories tested (none named yet: :func:`judge` names them); None: too few runs or steps.
+
+    ``run_spread``: the stated run-to-run log sd, used with one run each side only."""
     if not base or not new:
         return None
     several = len(base) > 1 or len(new) > 1
@@ -143,16 +156,19 @@ def cell_change(cell: tuple[int, int], base: Sequence[KernelSummary], new: Seque
         d, se, df = _between(base, new, floor)
     else:
         d, se, df = _within(base[0], new[0], resamples, seed, floor)
-    half = t_quantile((1 + confidence) / 2, df) * se
     mean_b = np.mean([s.per_step_ns.mean(axis=0) for s in base], axis=0) / 1e6
     mean_n = np.mean([s.per_step_ns.mean(axis=0) for s in new], axis=0) / 1e6
+    stated = run_spread if not several else None
+    if stated is not None:
+        se = np.hypot(se, math.sqrt(2) * stated * mean_b)
+    half = t_quantile((1 + confidence) / 2, df) * se
     cats = tuple(CategoryChange(c, float(mean_b[k]), float(mean_n[k]), float(d[k]), float(d[k] - half[k]),
                                 float(d[k] + half[k]), min(1.0, 2 * t_sf(abs(float(d[k])) / float(se[k]), df)))
                  for k, c in enumerate(CATEGORIES) if mean_b[k] > 0 or mean_n[k] > 0)
     units = (len(base), len(new)) if several else (base[0].steps, new[0].steps)
     return KernelChange(cell[0], cell[1], BETWEEN_RUNS if several else BLOCK_BOOTSTRAP, *units, step_b,
                         step_n - step_b if step_b is not None and step_n is not None else None,
-                        MATERIAL * reference, cats, _kernel_names(base, new))
+                        MATERIAL * reference, cats, _kernel_names(base, new), stated)
 
 
 def _name_means(sides: Sequence[KernelSummary]) -> dict[str, tuple[str, float]]:
@@ -187,12 +203,12 @@ def _moved(shifts: Sequence[KernelShift], delta_ms: float) -> tuple[KernelShift,
 
 def judge(changes: Sequence[KernelChange], alpha: float = NIGHT_ALPHA) -> tuple[KernelChange, ...]:
     """The changes with their categories named by the module's rule: one alarm rate over all of them, and material."""
-    flat = [(i, j) for i, ch in enumerate(changes) for j in range(len(ch.categories))]
+    flat = [(i, j) for i, ch in enumerate(changes) if ch.judged for j in range(len(ch.categories))]
     hits = night_alarms([changes[i].categories[j].p_change for i, j in flat], alpha)
     alarm = {key: bool(h) for key, h in zip(flat, hits)}
     out = []
     for i, ch in enumerate(changes):
-        cats = tuple(replace(c, named=alarm[(i, j)] and abs(c.delta_ms) >= ch.material_ms)
+        cats = tuple(replace(c, named=alarm.get((i, j), False) and abs(c.delta_ms) >= ch.material_ms)
                      for j, c in enumerate(ch.categories))
         kernels = tuple((c.category, _moved(ch.shifts(c.category), c.delta_ms)) for c in cats if c.named)
         out.append(replace(ch, categories=cats, kernels=kernels))
@@ -200,13 +216,14 @@ def judge(changes: Sequence[KernelChange], alpha: float = NIGHT_ALPHA) -> tuple[
 
 
 def compare_kernels(cells: Sequence[tuple[tuple[int, int], Sequence[DecodeEntry], Sequence[DecodeEntry]]],
-                    confidence: float = 0.95, resamples: int = 2000, seed: int = 0) -> tuple[KernelChange, ...]:
+                    confidence: float = 0.95, resamples: int = 2000, seed: int = 0,
+                    run_spread: float | None = None) -> tuple[KernelChange, ...]:
     """Every cell whose runs all have a kernel pass, on both sides, tested and judged together."""
     out = []
     for cell, base, new in cells:
         b, n = [kernel_summary(e) for e in base], [kernel_summary(e) for e in new]
         if b and n and None not in b and None not in n:
-            found = cell_change(cell, b, n, confidence, resamples, seed)
+            found = cell_change(cell, b, n, confidence, resamples, seed, run_spread)
             out += [found] if found is not None else []
     return judge(out)
 
@@ -233,9 +250,13 @@ def describe(ch: KernelChange) -> str:
         names = "".join(f"; {k.name} {_ms(k.delta_ms)}" for k in ch.shifts(c.category))
         parts.append(f"{c.category}: {_ms(c.delta_ms)} per step [{_ms(c.low_ms)[:-3]}, {_ms(c.high_ms)[:-3]}]{of}{names}")
     unit = f"{ch.n_base} and {ch.n_new} " + ("runs" if ch.test == BETWEEN_RUNS else "profiled steps, one run each side")
+    unit += f", stated run spread {ch.run_spread * 100:g}%" if ch.run_spread is not None else ""
     if parts:
         return "the change sits in " + "; and in ".join(parts) + f" ({unit})"
     largest = max(ch.categories, key=lambda c: abs(c.delta_ms), default=None)
-    detail = (f"; largest {largest.category} {_ms(largest.delta_ms)} [{_ms(largest.low_ms)[:-3]}, "
-              f"{_ms(largest.high_ms)[:-3]}]" if largest else "")
-    return f"no kernel category moved beyond its noise{detail} ({unit})"
+    detail = (f"largest {largest.category} {_ms(largest.delta_ms)} [{_ms(largest.low_ms)[:-3]}, "
+              f"{_ms(largest.high_ms)[:-3]}]" if largest else "no category ran")
+    if not ch.judged:
+        return (f"within-run only, no category named: {detail} ({unit}); state --run-spread, or compare against a "
+                f"baseline of several runs")
+    return f"no kernel category moved beyond its noise; {detail} ({unit})"

@@ -18,7 +18,7 @@ TITLE = "Kernels: where the step's device time moved"
 RULE = (f"Each kernel category's device time per profiled step, new − baseline, where every run of a cell has a "
         f"kernel pass. A category is named when its change is an alarm under one alarm rate of "
         f"{NIGHT_ALPHA * 100:g}% over every category of every cell, and at least {MATERIAL * 100:g}% of the "
-        f"baseline's step time.")
+        f"baseline's step time. One run each side names a category only against a stated --run-spread.")
 
 
 def _cell(k: KernelChange) -> str:
@@ -27,8 +27,7 @@ def _cell(k: KernelChange) -> str:
 
 def lines(c: Comparison) -> list[str]:
     """One line per cell with a kernel pass on both sides: "256 x 4: the change sits in gemm: …"."""
-    return [f"{_cell(k)}: {describe(k)}" + (" (indicative: within-run only)" if k.indicative and k.named else "")
-            for k in c.kernels]
+    return [f"{_cell(k)}: {describe(k)}" for k in c.kernels]
 
 
 def text_section(c: Comparison) -> str:
@@ -56,6 +55,7 @@ def to_json(c: Comparison) -> list[dict]:
     """Per cell: the test, the units, the step's change, every category (named or not), the kernels within named ones."""
     return [{"cell": cell_key(k.context, k.concurrency), "context": k.context, "concurrency": k.concurrency,
              "test": k.test, "n_base": k.n_base, "n_new": k.n_new, "indicative": k.indicative,
+             "judged": k.judged, "run_spread": k.run_spread,
              "base_step_ms": k.base_step_ms, "step_delta_ms": k.step_delta_ms, "material_ms": k.material_ms,
              "named": [x.category for x in k.named], "diagnosis": describe(k),
              "categories": [asdict(x) for x in k.categories],

@@ -9,7 +9,9 @@ import pytest
 
 from inproc.compare.kernels import MATERIAL, cell_change, describe, judge
 from inproc.compare.samples import BETWEEN_RUNS, BLOCK_BOOTSTRAP
-from inproc.compare.verdicts import compare_runs
+from inproc.compare.estimate import StatSettings
+from inproc.compare.stats import RunSpread
+from inproc.compare.verdicts import CompareSettings, compare_runs
 from inproc.history.explain import explain
 from inproc.record.io import load_results
 from inproc.render.compare import (COMPARE_JSON_VERSION, render_compare_json, render_compare_markdown,
@@ -69,16 +71,25 @@ def test_clean_against_clean_names_no_category():
     assert all(describe(k).startswith("no kernel category moved beyond its noise; largest ") for k in c.kernels)
 
 
-def test_one_run_each_side_uses_the_profiled_steps_and_says_so():
+def test_one_run_each_side_uses_the_profiled_steps_and_names_only_against_a_stated_spread():
     rng = np.random.default_rng(9)
     base = with_kernels(RUNS[0], PassSettings(), rng)
     new = with_kernels(RUNS[1], PassSettings(plant="gemm", plant_ms=2.0), rng)
     c = compare_runs([base], [new])
     k = c.kernels[0]
     assert k.test == BLOCK_BOOTSTRAP and k.indicative and (k.n_base, k.n_new) == (16, 16)
-    assert [x.category for x in k.named] == ["gemm"]
-    assert "16 and 16 profiled steps, one run each side" in describe(k)
-    assert "(indicative: within-run only)" in render_compare_text(c)
+    assert not k.judged and not k.named  # as compare's rows: one run cannot show how much a whole run varies
+    assert describe(k).startswith("within-run only, no category named: largest gemm +")
+    assert "state --run-spread" in render_compare_text(c)
+    stated = compare_runs([base], [new], CompareSettings(tests=StatSettings(
+        run_spread={m: RunSpread(0.01, 0, "test") for m in ("tok_s", "tbt", "ttft")})))
+    k1 = stated.kernels[0]
+    assert k1.judged and k1.run_spread == 0.01 and [x.category for x in k1.named] == ["gemm"]
+    assert "16 and 16 profiled steps, one run each side, stated run spread 1%" in describe(k1)
+    # The stated spread widens every category's interval: √2·σ·(its baseline time) in quadrature.
+    g0, g1 = (next(x for x in ch.categories if x.category == "gemm") for ch in (k, k1))
+    half0, half1 = (g0.high_ms - g0.low_ms) / 2, (g1.high_ms - g1.low_ms) / 2
+    assert half1 == pytest.approx(np.hypot(half0, 1.959964 * np.sqrt(2) * 0.01 * g0.base_ms), rel=1e-4)
 
 
 def test_a_cell_whose_run_lacks_a_kernel_pass_is_left_out():
