@@ -37,6 +37,7 @@ from typing import Sequence
 
 import numpy as np
 
+from inproc.compare.estimate import StatSettings
 from inproc.compare.samples import BETWEEN_RUNS, BLOCK_BOOTSTRAP
 from inproc.compare.spread import NIGHT_ALPHA, RESOLUTION, night_alarms, t_sf
 from inproc.compare.stats import block_counts, block_length, t_quantile
@@ -216,14 +217,15 @@ def judge(changes: Sequence[KernelChange], alpha: float = NIGHT_ALPHA) -> tuple[
 
 
 def compare_kernels(cells: Sequence[tuple[tuple[int, int], Sequence[DecodeEntry], Sequence[DecodeEntry]]],
-                    confidence: float = 0.95, resamples: int = 2000, seed: int = 0,
-                    run_spread: float | None = None) -> tuple[KernelChange, ...]:
-    """Every cell whose runs all have a kernel pass, on both sides, tested and judged together."""
+                    t: StatSettings = StatSettings()) -> tuple[KernelChange, ...]:
+    """Every cell whose runs all have a kernel pass, on both sides, tested and judged together (a stated
+    ``--run-spread``, the same for every metric, is read from tok/s's)."""
+    stated = t.run_spread.get("tok_s")
     out = []
     for cell, base, new in cells:
         b, n = [kernel_summary(e) for e in base], [kernel_summary(e) for e in new]
         if b and n and None not in b and None not in n:
-            found = cell_change(cell, b, n, confidence, resamples, seed, run_spread)
+            found = cell_change(cell, b, n, t.confidence, t.resamples, t.seed, stated.log_sd if stated else None)
             out += [found] if found is not None else []
     return judge(out)
 

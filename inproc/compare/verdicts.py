@@ -296,7 +296,5 @@ def compare_runs(base: Sequence[RunRecord], new: Sequence[RunRecord], s: Compare
     for metric in s.metrics:
         ratios = [r.estimate.ratio for r in rows if r.metric == metric and r.verdict in JUDGED and r.estimate]
         geomeans.append(GeoMean(metric, geometric_mean(ratios) if ratios else None, len(ratios)))
-    stated = s.tests.run_spread.get("tok_s")
-    kernels = compare_kernels(comparable, s.tests.confidence, s.tests.resamples, s.tests.seed,
-                              stated.log_sd if stated else None)
-    return Comparison(_side(base_label, base), _side(new_label, new), s, tuple(rows), allowed, tuple(geomeans), kernels)
+    return Comparison(_side(base_label, base), _side(new_label, new), s, tuple(rows), allowed, tuple(geomeans),
+                      compare_kernels(comparable, s.tests))

@@ -59,11 +59,13 @@ class KernelSummary:
         """Σ categories ÷ the steps' own time (None: no step time); below HOST_BOUND_COVERAGE: host-bound steps."""
         return self.total_ns() / (self.step_s * 1e9) if self.step_s else None
 
-    def top(self, category: str | None = None, limit: int = 5) -> list[tuple[str, str, float]]:
+    def top_names(self, category: str | None = None, limit: int = 5) -> list[tuple[str, str, float]]:
         """The names with the most device time per step, (name, category, ns), in ``category`` when given."""
-        rows = [(n, c, float(v)) for n, c, v in zip(self.names, self.name_categories, self.name_ns)
-                if category is None or c == category]
-        return sorted(rows, key=lambda r: -r[2])[:limit]
+        keep = np.array([category is None or c == category for c in self.name_categories], dtype=bool)
+        order = np.argsort(-self.name_ns, kind="stable")
+        chosen = order[keep[order]][:limit]
+        return list(zip([self.names[i] for i in chosen], [self.name_categories[i] for i in chosen],
+                        self.name_ns[chosen].tolist()))
 
     def to_dict(self) -> dict[str, Any]:
         return {"device": self.device, "categories": list(CATEGORIES), "steps": self.steps,

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from inproc.kernels.table import KernelTable
 from inproc.measure.steps import StepTrace
 from inproc.codec import decode_array, encode_array
 from inproc.types import EngineCounters
@@ -121,6 +122,7 @@ class CellTrace:
     # The anatomy's own pass after the window (inproc.run.decode); None: the anatomy's accounting
     # ran in the window itself (recorded before it had a pass of its own) or not at all.
     anatomy_pass: StepSpan | None = None
+    kernels: KernelTable | None = None
 
     def to_dict(self) -> dict:
         return {"steps": self.steps.to_dict(), "requests": [r.to_dict() for r in self.requests], **self.scalars_dict()}

@@ -15,7 +15,6 @@ from inproc.measure.figures import DecodeFigures, PrefillFigures
 from inproc.measure.judge import Verdict
 from inproc.measure.loops import LoopSettings
 from inproc.measure.peaks import Peaks, run_peaks
-from inproc.kernels.table import KernelTable
 from inproc.measure.trace import CellTrace
 from inproc.plan.capacity import CapacityCheck
 from inproc.plan.settings import MatrixSettings
@@ -177,7 +176,6 @@ class DecodeEntry(_Judged):
     error: str | None = None
     reproduce: str = ""  # the `inproc cell` command that measures this cell again
     summary: CellSummary | None = None  # compact form, read from a baseline or history entry (then trace is None)
-    kernels: KernelTable | None = None  # the kernel pass's table (None: no pass)
 
     @property
     def throttled(self) -> str:

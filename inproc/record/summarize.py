@@ -151,7 +151,9 @@ def cell_anatomy(entry: DecodeEntry, w: Window, capacity: Capacity) -> CellAnato
 
 def kernel_summary(entry: DecodeEntry) -> KernelSummary | None:
     """The cell's kernel pass, compact, its steps' own time read from the step trace (None: no pass)."""
-    if entry.kernels is None:
+    if entry.trace is None:
         return entry.summary.anatomy.kernels if entry.summary is not None and entry.summary.anatomy else None
-    steps = entry.trace.steps if entry.trace is not None else None
-    return summarize(entry.kernels, steps.t_end_s - steps.t_start_s if steps is not None else None)
+    if entry.trace.kernels is None:
+        return None
+    steps = entry.trace.steps
+    return summarize(entry.trace.kernels, steps.t_end_s - steps.t_start_s)

@@ -18,7 +18,7 @@ from inproc.render.compare import (COMPARE_JSON_VERSION, render_compare_json, re
                                    render_compare_text)
 from inproc.render.compare_html import render_compare_html
 from tests.conftest import FIXTURES
-from tests.sim.kernels import PassSettings, simulate_pass, simulate_runs, table_of
+from tests.sim.kernels import PassSettings, attach, simulate_pass, simulate_runs, table_of
 
 HERE = FIXTURES / "compare"
 RUNS = [load_results(HERE / f"run-{i}.json") for i in (1, 2, 3)]
@@ -30,13 +30,13 @@ def with_kernels(rec, s: PassSettings, rng: np.random.Generator, skip: str = "")
     cells = []
     for e in rec.decode:
         first = e.trace.steps.t_end_s.size - s.steps
-        cells.append(e if e.key == skip else replace(e, kernels=table_of(simulate_pass(s, rng), first)))
+        cells.append(e if e.key == skip else attach(e, table_of(simulate_pass(s, rng), first)))
     return replace(rec, decode=tuple(cells))
 
 
 def step_ms(rec, key: str) -> float:
     e = next(x for x in rec.decode if x.key == key)
-    rows = e.kernels.steps
+    rows = e.trace.kernels.steps
     return float(np.mean(e.trace.steps.t_end_s[rows] - e.trace.steps.t_start_s[rows])) * 1e3
 
 

@@ -16,6 +16,7 @@ from inproc.record.io import load_results
 from inproc.record.summarize import anatomy_of
 from inproc.record.summary import record_from_summary, summary_json
 from tests.conftest import FIXTURES
+from tests.sim.kernels import attach
 
 
 def table(rows) -> KernelTable:
@@ -35,7 +36,7 @@ def test_per_step_sums_by_category_and_the_steps_own_time():
     assert s.ns_by_category() == pytest.approx(t.ns_per_step_by_category())
     assert s.step_s == pytest.approx((0.005 + 0.007) / 2)  # rows 5 and 7 of the step trace, not the first two
     assert s.coverage() == pytest.approx(s.total_ns() / 6e6)
-    assert [n for n, _, _ in s.top()] == ["a", "b", "c", "d"] and s.top("attention") == [("c", "attention", 20.0)]
+    assert [n for n, _, _ in s.top_names()] == ["a", "b", "c", "d"] and s.top_names("attention") == [("c", "attention", 20.0)]
     assert summarize(t).step_s is None and summarize(t).coverage() is None
 
 
@@ -65,7 +66,7 @@ def test_a_summary_keeps_the_kernel_pass_and_an_older_one_loads_without():
     e = rec.decode[0]
     rows = e.trace.steps.t_end_s.size
     t = table([(rows - 2, "a", "gemm", 3_000_000), (rows - 1, "a", "gemm", 2_000_000)])
-    rec = replace(rec, decode=(replace(e, kernels=t), *rec.decode[1:]))
+    rec = replace(rec, decode=(attach(e, t), *rec.decode[1:]))
     data = json.loads(json.dumps(summary_json(rec, "run-1.json", SubWindowing())))
     back = record_from_summary(data, "summary")
     kept = anatomy_of(back.decode[0], back.capacity).kernels

@@ -10,7 +10,7 @@ time is. The steps' own time is the categories' sum plus host time.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -83,3 +83,8 @@ def table_of(summary: KernelSummary, first_row: int) -> KernelTable:
                 ns.append(int(round(summary.per_step_ns[i, k] * share)))
     return KernelTable(np.array(step, dtype=np.int64), tuple(name), tuple(cat), np.array(calls, dtype=np.int64),
                        np.array(ns, dtype=np.int64), summary.device)
+
+
+def attach(entry, table: KernelTable | None):
+    """The decode entry with ``table`` as its trace's kernel pass (``CellTrace.kernels``)."""
+    return replace(entry, trace=replace(entry.trace, kernels=table))
