@@ -29,7 +29,7 @@ def with_kernels(rec, s: PassSettings, rng: np.random.Generator, skip: str = "")
     """The run with a simulated kernel pass in every decode cell (but ``skip``), on its last 16 step rows."""
     cells = []
     for e in rec.decode:
-        first = e.trace.steps.t_end_s.size - s.steps
+        first = max(0, e.trace.steps.t_end_s.size - s.steps)  # a short trace: rows past its end (no step time)
         cells.append(e if e.key == skip else attach(e, table_of(simulate_pass(s, rng), first)))
     return replace(rec, decode=tuple(cells))
 
