@@ -84,15 +84,19 @@ class KernelSummary:
                    decode_array(d["name_ns"]).astype(np.float64), d.get("step_s"))
 
 
-def summarize(table: KernelTable, step_durations_s: np.ndarray | None = None) -> KernelSummary:
-    """The table, compact. ``step_durations_s``: every step's ``t_end_s − t_start_s`` (the cell's step trace)."""
-    steps = table.steps
+def summarize(table: KernelTable, step_durations_s: np.ndarray | None = None,
+              rows: np.ndarray | None = None) -> KernelSummary:
+    """The table, compact. ``step_durations_s``: every step's ``t_end_s − t_start_s`` (the cell's step trace);
+    ``rows``: the pass's steps (its span in the step trace: a step no kernel ran in counts 0; None: the table's)."""
+    steps = np.union1d(rows, table.steps).astype(np.int64) if rows is not None else table.steps
     at = np.searchsorted(steps, table.step)
     per_step = np.zeros((steps.size, len(CATEGORIES)))
     cat_index = np.array([CATEGORIES.index(c) if c in CATEGORIES else CATEGORIES.index(OTHER) for c in table.category],
                          dtype=np.int64)
     np.add.at(per_step, (at, cat_index), np.asarray(table.device_ns, dtype=np.float64))
-    by_name = table.ns_per_step_by_name()
+    by_name: dict[str, float] = {}  # mean ns per step of the pass (the table's own mean leaves out empty steps)
+    for name, ns in zip(table.name, table.device_ns):
+        by_name[name] = by_name.get(name, 0.0) + float(ns) / max(1, steps.size)
     category_of = dict(zip(table.name, table.category))
     ranked = sorted(by_name, key=lambda n: -by_name[n])
     kept = ranked[:TOP_NAMES] + [n for n in ranked[TOP_NAMES:] if category_of[n] == OTHER][:TOP_OTHER]

@@ -153,7 +153,9 @@ def kernel_summary(entry: DecodeEntry) -> KernelSummary | None:
     """The cell's kernel pass, compact, its steps' own time read from the step trace (None: no pass)."""
     if entry.trace is None:
         return entry.summary.anatomy.kernels if entry.summary is not None and entry.summary.anatomy else None
-    if entry.trace.kernels is None:
+    trace = entry.trace
+    if trace.kernels is None:
         return None
-    steps = entry.trace.steps
-    return summarize(entry.trace.kernels, steps.t_end_s - steps.t_start_s)
+    span = trace.kernel_pass
+    rows = np.arange(span.first_step, span.last_step + 1) if span is not None and span.last_step >= span.first_step else None
+    return summarize(trace.kernels, trace.steps.t_end_s - trace.steps.t_start_s, rows)

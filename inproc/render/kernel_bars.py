@@ -85,9 +85,9 @@ def _legend(cats: list[str]) -> str:
 def html_section(rec: RunRecord, table, facts, code) -> str:
     """The HTML report's "Kernels" section ("" without a kernel pass); ``table``, ``facts`` and ``code`` are the
     report's own helpers (``inproc.render.html``)."""
-    cs = k.cells(rec)
+    cs, without = k.cells(rec), "".join(f'<div class="warn">{t(x)}</div>' for x in k.missing(rec))
     if not cs:
-        return ""
+        return f"<h2>Kernels</h2>{without}" if without else ""
     cats = k.shown_categories(cs)
     concurrency = sorted({c.concurrency for c in cs})
     rows: dict[int, dict[int, k.CellKernels]] = {}
@@ -99,7 +99,7 @@ def html_section(rec: RunRecord, table, facts, code) -> str:
     top = "".join(f"<li>{t(c.label)}: {t(k.top_line(c))}</li>" for c in cs)
     unmatched = "".join(f"<li>{t(c.label)}: {t(u)}</li>" for c in cs if (u := k.unmatched_line(c)))
     return ("<h2>Kernels</h2>" + f"<p>{t(k.intro(cs))}</p>" + _legend(cats) + f'<div class="charts">{charts}</div>'
-            + table(["Cell", *cats, *k.HEAD_TAIL], body, frozenset({0})) + notes
+            + table(["Cell", *cats, *k.HEAD_TAIL], body, frozenset({0})) + notes + without
             + f"<p>Top kernels per step:</p><ul>{top}</ul>"
             + (f"<p>Names no rule matched (<code>other</code>), with their share, so the rule table can grow:</p>"
                f"<ul>{unmatched}</ul>" if unmatched else "")

@@ -53,6 +53,16 @@ def _summary(e: DecodeEntry) -> KernelSummary | None:
     return kernel_summary(e)
 
 
+def missing(rec: RunRecord) -> list[str]:
+    """"8K × 16: no kernel pass: …" for each cell whose pass ran without a table, with the pass's own reason."""
+    out = []
+    for e in rec.decode:
+        kp = e.trace.kernel_pass if e.trace is not None else None
+        if kp is not None and kp.note and e.trace.kernels is None:
+            out.append(f"{format_tokens(e.context)} × {e.concurrency}: {kp.note}")
+    return out
+
+
 def time_kind(cs: list[CellKernels]) -> str:
     """What the times are: device time of CUDA kernels, or the CPU operators' self time."""
     devices = {c.summary.device for c in cs}
@@ -134,12 +144,13 @@ def definitions() -> list[Definition]:
 
 def markdown_section(rec: RunRecord, make_table) -> str:
     """The Markdown report's "Kernels" section ("" without a kernel pass); ``make_table(head, body)`` makes a table."""
-    cs = cells(rec)
+    cs, without = cells(rec), missing(rec)
     if not cs:
-        return ""
+        return "\n".join(["## Kernels", "", *[f"- {x}" for x in without]]) if without else ""
     cats = shown_categories(cs)
     body = [[c.label, *category_cells(c, cats), *sum_cells(c)] for c in cs]
     lines = ["## Kernels", "", intro(cs), "", make_table(["Cell", *cats, *HEAD_TAIL], body)]
+    lines += ["", "No kernel table:", ""] + [f"- {x}" for x in without] if without else []
     lines += [line for c in cs if c.host_bound for line in ("", f"> **Host-bound:** {host_bound_note(c)}")]
     lines += ["", "Top kernels per step:", ""] + [f"- {c.label}: {top_line(c)}" for c in cs]
     unmatched = [(c, u) for c in cs if (u := unmatched_line(c))]
@@ -152,10 +163,11 @@ def markdown_section(rec: RunRecord, make_table) -> str:
 
 def text_lines(rec: RunRecord) -> list[str]:
     """The terminal's lines: per cell with a kernel pass, its categories' ms per step and the step's own time."""
-    cs = cells(rec)
+    cs, without = cells(rec), missing(rec)
+    out = [""] + [f"Kernels: {x}" for x in without] if without else []
     if not cs:
-        return []
-    out = ["", f"Kernels: ms per step by category ({time_kind(cs)}, mean over the kernel pass's steps)"]
+        return out
+    out += ["", f"Kernels: ms per step by category ({time_kind(cs)}, mean over the kernel pass's steps)"]
     for c in cs:
         by, total = c.summary.ns_by_category(), c.summary.total_ns() or 1.0
         # Shares without a space before "%": a terminal line wraps at spaces.

@@ -76,3 +76,10 @@ def test_a_summary_keeps_the_kernel_pass_and_an_older_one_loads_without():
     assert anatomy_of(back.decode[1], back.capacity).kernels is None
     del data["cells"][e.key]["anatomy"]["kernels"]  # a summary kept before the kernel pass existed
     assert CellAnatomy.from_dict(data["cells"][e.key]["anatomy"]).kernels is None
+
+
+def test_a_step_of_the_pass_no_kernel_ran_in_counts_zero():
+    t = table([(5, "a", "gemm", 100), (7, "a", "gemm", 120)])
+    s = summarize(t, np.arange(10, dtype=float) / 1000, np.arange(5, 8))  # the pass: rows 5, 6 and 7
+    assert s.steps == 3 and s.per_step_ns[:, CATEGORIES.index("gemm")].tolist() == [100, 0, 120]
+    assert s.step_s == pytest.approx(0.006) and s.top_names() == [("a", "gemm", pytest.approx(220 / 3))]

@@ -12,6 +12,7 @@ from inproc.record.io import load_results
 from inproc.record.summarize import kernel_summary
 from inproc.render.html import render_html
 from inproc.render.markdown import render_markdown
+from inproc.render.svg import t
 from inproc.render.text import WIDTH, render_matrix
 from tests.conftest import FIXTURES
 from tests.compare.test_kernels import with_kernels
@@ -85,3 +86,13 @@ def test_the_terminal_lists_each_cell_within_its_width_and_no_pass_no_section():
     assert sum(x.startswith("  256 × 4: gemm ") for x in lines) == 1
     assert "Kernels" not in render_matrix(RUN) and "## Kernels" not in render_markdown(RUN)
     assert "<h2>Kernels</h2>" not in render_html(RUN)
+
+
+def test_a_pass_that_could_not_run_shows_its_reason():
+    rec = run_with_kernels()
+    why = "no kernel pass: the engine's profiler cannot run here (test)"
+    rec = replace(rec, decode=(attach(rec.decode[0], None, why), *rec.decode[1:]))
+    assert f"- 256 × 1: {why}" in render_markdown(rec)
+    assert f"256 × 1: {t(why)}" in render_html(rec) and f"Kernels: 256 × 1: {why}" in render_matrix(rec)
+    alone = replace(RUN, decode=(attach(RUN.decode[0], None, why), *RUN.decode[1:]))
+    assert section(render_markdown(alone)).strip() == f"- 256 × 1: {why}"

@@ -17,6 +17,7 @@ import numpy as np
 from inproc.kernels.categories import CATEGORIES
 from inproc.kernels.summary import KernelSummary
 from inproc.kernels.table import KernelTable
+from inproc.measure.trace import KernelPass
 
 #: Mean device ms per step by category, and each category's kernels with their shares of it.
 MEANS_MS = {"attention": 2.0, "gemm": 5.0, "communication": 0.6, "sampling": 0.2, "elementwise": 1.0,
@@ -85,6 +86,10 @@ def table_of(summary: KernelSummary, first_row: int) -> KernelTable:
                        np.array(ns, dtype=np.int64), summary.device)
 
 
-def attach(entry, table: KernelTable | None):
-    """The decode entry with ``table`` as its trace's kernel pass (``CellTrace.kernels``)."""
-    return replace(entry, trace=replace(entry.trace, kernels=table))
+def attach(entry, table: KernelTable | None, note: str = ""):
+    """The decode entry with ``table`` as its trace's kernel pass (``CellTrace.kernels``, its span the table's steps);
+    ``note``: a pass that could not run (no table)."""
+    rows = table.steps if table is not None else np.array([entry.trace.steps.t_end_s.size])
+    span = KernelPass(int(rows[0]), int(rows[-1]) if table is not None else int(rows[0]) - 1,
+                      table.device if table is not None else "", note)
+    return replace(entry, trace=replace(entry.trace, kernels=table, kernel_pass=span))
