@@ -10,7 +10,10 @@ on both sides has one. The test follows compare's rows (``inproc.compare.estimat
 - **one run each side**: the profiled steps are the units. A seeded circular block bootstrap
   over each side's steps (``inproc.compare.stats.block_counts``, the same as the within-run
   interval of compare's rows) gives the standard error of the difference of the means; the
-  interval is normal. How much a whole run varies is not in it, so, as compare's rows, the
+  interval is Student's t on the blocks' degrees of freedom (the blocks of both sides less 2:
+  a pass of 16 steps is about six blocks a side, and a normal quantile on so few pieces of a
+  correlated series names a clean category too often). How much a whole run varies is not
+  in it, so, as compare's rows, the
   cell is shown but no category is named unless the user states the run-to-run spread
   (``--run-spread``, a log standard deviation σ): each category's standard error is then
   widened by √2·σ times its baseline time, in quadrature (``inproc.compare.stats.widen``'s
@@ -126,7 +129,7 @@ def _between(base: Sequence[KernelSummary], new: Sequence[KernelSummary], floor_
 
 
 def _within(base: KernelSummary, new: KernelSummary, resamples: int, seed: int, floor_ms: float):
-    """(delta, se, inf) per category: profiled steps as units, block bootstrap of each side's mean."""
+    """(delta, se, df) per category: profiled steps as units, block bootstrap of each side's mean; df: blocks − 2."""
     rng = np.random.default_rng(seed)
     means = []
     for side in (base, new):
@@ -136,7 +139,8 @@ def _within(base: KernelSummary, new: KernelSummary, resamples: int, seed: int, 
     diffs = means[1] - means[0]
     d = new.per_step_ns.mean(axis=0) / 1e6 - base.per_step_ns.mean(axis=0) / 1e6
     se = np.maximum(diffs.std(axis=0, ddof=1), floor_ms * math.sqrt(1 / base.steps + 1 / new.steps))
-    return d, se, math.inf
+    blocks = -(-base.steps // block_length(base.steps)) + -(-new.steps // block_length(new.steps))
+    return d, se, float(blocks - 2)
 
 
 def cell_change(cell: tuple[int, int], base: Sequence[KernelSummary], new: Sequence[KernelSummary],

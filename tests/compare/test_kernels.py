@@ -10,7 +10,7 @@ import pytest
 from inproc.compare.kernels import MATERIAL, cell_change, describe, judge
 from inproc.compare.samples import BETWEEN_RUNS, BLOCK_BOOTSTRAP
 from inproc.compare.estimate import StatSettings
-from inproc.compare.stats import RunSpread
+from inproc.compare.stats import RunSpread, block_length, t_quantile
 from inproc.compare.verdicts import CompareSettings, compare_runs
 from inproc.history.explain import explain
 from inproc.record.io import load_results
@@ -89,7 +89,8 @@ def test_one_run_each_side_uses_the_profiled_steps_and_names_only_against_a_stat
     # The stated spread widens every category's interval: √2·σ·(its baseline time) in quadrature.
     g0, g1 = (next(x for x in ch.categories if x.category == "gemm") for ch in (k, k1))
     half0, half1 = (g0.high_ms - g0.low_ms) / 2, (g1.high_ms - g1.low_ms) / 2
-    assert half1 == pytest.approx(np.hypot(half0, 1.959964 * np.sqrt(2) * 0.01 * g0.base_ms), rel=1e-4)
+    q = t_quantile(0.975, 2 * (-(-16 // block_length(16))) - 2)  # Student's t on both sides' blocks less 2
+    assert half1 == pytest.approx(np.hypot(half0, q * np.sqrt(2) * 0.01 * g0.base_ms), rel=1e-9)
 
 
 def test_a_cell_whose_run_lacks_a_kernel_pass_is_left_out():
