@@ -242,9 +242,13 @@ def diagnosis(base: Sequence[KernelSummary | None], new: Sequence[KernelSummary 
     return describe(judge([found])[0]) if found is not None else ""
 
 
+def _signed(x: float) -> str:
+    """"+1.87": two decimals, or two significant digits below 0.1 (ms)."""
+    return (f"{x:+.2f}" if abs(x) >= 0.1 or x == 0 else f"{x:+.2g}").replace("-", "−")
+
+
 def _ms(x: float) -> str:
-    """"+1.87 ms": two decimals, or two significant digits below 0.1 ms."""
-    return (f"{x:+.2f} ms" if abs(x) >= 0.1 or x == 0 else f"{x:+.2g} ms").replace("-", "−")
+    return f"{_signed(x)} ms"
 
 
 def describe(ch: KernelChange) -> str:
@@ -254,14 +258,14 @@ def describe(ch: KernelChange) -> str:
     parts = []
     for c in ch.named:
         names = "".join(f"; {k.name} {_ms(k.delta_ms)}" for k in ch.shifts(c.category))
-        parts.append(f"{c.category}: {_ms(c.delta_ms)} per step [{_ms(c.low_ms)[:-3]}, {_ms(c.high_ms)[:-3]}]{of}{names}")
+        parts.append(f"{c.category}: {_ms(c.delta_ms)} per step [{_signed(c.low_ms)}, {_signed(c.high_ms)}]{of}{names}")
     unit = f"{ch.n_base} and {ch.n_new} " + ("runs" if ch.test == BETWEEN_RUNS else "profiled steps, one run each side")
     unit += f", stated run spread {ch.run_spread * 100:g}%" if ch.run_spread is not None else ""
     if parts:
         return "the change sits in " + "; and in ".join(parts) + f" ({unit})"
     largest = max(ch.categories, key=lambda c: abs(c.delta_ms), default=None)
-    detail = (f"largest {largest.category} {_ms(largest.delta_ms)} [{_ms(largest.low_ms)[:-3]}, "
-              f"{_ms(largest.high_ms)[:-3]}]" if largest else "no category ran")
+    detail = (f"largest {largest.category} {_ms(largest.delta_ms)} [{_signed(largest.low_ms)}, "
+              f"{_signed(largest.high_ms)}]" if largest else "no category ran")
     if not ch.judged:
         return (f"within-run only, no category named: {detail} ({unit}); state --run-spread, or compare against a "
                 f"baseline of several runs")

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from inproc.kernels import categories, table
 from inproc.kernels.categories import CATEGORIES, OTHER
 from inproc.kernels.summary import HOST_BOUND_COVERAGE, KernelSummary
-from inproc.record.schema import DecodeEntry, RunRecord
+from inproc.record.schema import RunRecord
 from inproc.record.summarize import kernel_summary
 from inproc.render.definitions import Definition, clean
 from inproc.units import format_tokens
@@ -43,14 +43,10 @@ def cells(rec: RunRecord) -> list[CellKernels]:
     """Every decode cell with a kernel pass, in the record's order."""
     out = []
     for e in rec.decode:
-        s = _summary(e)
+        s = kernel_summary(e)
         if s is not None and s.steps:
             out.append(CellKernels(e.context, e.concurrency, s))
     return out
-
-
-def _summary(e: DecodeEntry) -> KernelSummary | None:
-    return kernel_summary(e)
 
 
 def missing(rec: RunRecord) -> list[str]:
