@@ -6,6 +6,7 @@ noise. Every category's figures are in the JSON.
 """
 from __future__ import annotations
 
+import textwrap
 from dataclasses import asdict
 
 from inproc.compare.kernels import MATERIAL, KernelChange, describe
@@ -34,7 +35,8 @@ def text_section(c: Comparison) -> str:
     """The section for a terminal ("" when no cell has a kernel pass on both sides)."""
     if not c.kernels:
         return ""
-    return f"\n{TITLE}\n  {RULE}\n" + "".join(f"  {x}\n" for x in lines(c))
+    rule = textwrap.fill(RULE, 118, initial_indent="  ", subsequent_indent="  ")
+    return f"\n{TITLE}\n{rule}\n" + "".join(f"  {x}\n" for x in lines(c))
 
 
 def markdown_section(c: Comparison) -> list[str]:
