@@ -83,10 +83,11 @@ def table_from_events(events: Iterable[Any], device: str) -> KernelTable:
             if _is_operator(e):
                 add(step_of(starts, ends, e.time_range.start), e.name, self_us(e))
     else:
-        launch = {e.id: e.time_range.start for e in events if _on_cpu(e)}
+        launch = {e.id: e.time_range.start for e in events if _on_cpu(e) and e.id > 0}
         for e in events:
             if not _on_cpu(e):
-                t = launch.get(getattr(e, "linked_correlation_id", 0), e.time_range.start)
+                linked = getattr(e, "linked_correlation_id", 0)  # 0: no launcher kept
+                t = launch.get(linked, e.time_range.start) if linked > 0 else e.time_range.start
                 add(step_of(starts, ends, t), e.name, _span_us(e))
     return KernelTable.of_rows({k: (int(c), int(round(us * _NS_PER_US))) for k, (c, us) in rows.items()}, device)
 
