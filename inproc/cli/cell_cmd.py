@@ -44,6 +44,7 @@ def cell(profile_path, context, concurrency, prefill, sets, out, force, seed, lo
       --break-at-slow-step                   pdb right after the first slow step (p cause, p detail, p step)
       --profile-slow --profile-steps 20      a torch trace of the 20-step chunk holding the first slow step and the one before
       --profile cuda --nvtx                  under nsys profile --capture-range=cudaProfilerApi
+      --kernel-steps 32 / --kernels off      the kernel pass (on here): a per-kernel table of 32 steps / none
 
     Exit codes as 'inproc run': 4 when the cell was not measured (Error, Over capacity, ...).
     """

@@ -18,6 +18,7 @@ whichever thread it ran. What a row times:
 """
 from __future__ import annotations
 
+import gc
 import os
 from typing import Any, Callable, Iterable
 
@@ -118,7 +119,7 @@ class KernelProfiler:
             return run()
 
     def stop(self) -> tuple[KernelTable, tuple[str, ...]]:
-        """Stop; the table (steps numbered from 0) and the trace file kept (none unless ``trace_dir``)."""
+        """Stop; the table (steps numbered from 0) and the trace file kept (none unless ``trace_dir``); its garbage collected."""
         prof, self._prof = self._prof, None
         prof.stop()
         files: tuple[str, ...] = ()
@@ -127,7 +128,12 @@ class KernelProfiler:
             path = os.path.join(self.trace_dir, f"{self.name}.kernels.pt.trace.json")
             prof.export_chrome_trace(path)
             files = (path,)
-        return table_from_events(prof.events(), self.device), files
+        table = table_from_events(prof.events(), self.device)
+        del prof
+        # The profiler's event tree is full of reference cycles (parents and children): collect them now,
+        # outside every window, rather than leave them to a collection inside the next cell's steps.
+        gc.collect()
+        return table, files
 
     def abandon(self) -> None:
         """Stop without reading anything (the cell ended early)."""
