@@ -6,9 +6,11 @@ extra ``torch.mm`` before every step (after the first eight), timing them itself
 inside the engine's step, so the kernel pass sees them as ``aten::mm``. One run each side, so
 the runs' spread is stated (``--run-spread 50%``: this machine is shared, and a whole run's
 operators slow together when another job takes a core: clean runs measured 4.6 ms of gemm per
-step in a quiet slot and 52.8 and 64.0 ms in a loaded one); the planted multiplies take about six
-times a clean step (measured: plant 15.7 ms per step, gemm +15.7 ms [+8.4, +23.0]; clean against
-clean gemm +0.3 ms [−7.0, +7.6], nothing named).
+step in a quiet slot, 52.8 and 64.0 ms in a loaded one). The planted multiplies, sized to about
+60 ms a step (they logged 33.6 ms), are several times the model's own GEMMs: gemm 4.68 → 41.76 ms
+[+28.8, +45.4]; clean against clean, gemm +0.03 ms [−7.3, +7.4], nothing named. A plant sized
+from the first steps' gaps was unstable: 15.7 ms a step was named (+15.7 ms [+8.4, +23.0]), 5.0
+ms was not at this spread (+5.5 ms [−1.7, +12.6]).
 """
 from __future__ import annotations
 
@@ -24,29 +26,27 @@ from tests.spawn import child_env, run_inproc
 
 pytestmark = [pytest.mark.engine, needs("vllm")]
 CELL = ["--no-prefill", "--cells", "256x4", "--window-steps", "16", "--kernels", "--kernel-steps", "16"]
-# Sized from the engine's own step: the first 8 calls time the clean steps, then every step runs matmuls taking
-# about six times the median clean step (logged), far beyond the model's own GEMMs and the stated spread.
+# Sized by its own clock: about PLANT_MS of matmuls before every step from the ninth on (each call's time logged).
+# A size read from the first steps' gaps was unstable (those calls include the engine's warm-up: 5 to 16 ms).
+PLANT_MS = 60
 PLANT = """
 import os, torch
 global _kv
 if n == 1:
-    _kv = {"at": [], "a": torch.ones(192, 192)}
+    _kv = {"a": torch.ones(192, 192)}
 if n <= 8:
-    _kv["at"].append(time.perf_counter_ns())
     return
 if "reps" not in _kv:
     t0 = time.perf_counter_ns()
     for _ in range(5):
         torch.mm(_kv["a"], _kv["a"])
-    one = (time.perf_counter_ns() - t0) / 5
-    gaps = sorted(b - a for a, b in zip(_kv["at"], _kv["at"][1:]))
-    _kv["reps"] = max(2, round(6 * gaps[len(gaps) // 2] / one))
+    _kv["reps"] = max(2, round(PLANT_MS * 1e6 / ((time.perf_counter_ns() - t0) / 5)))
 t0 = time.perf_counter_ns()
 for _ in range(_kv["reps"]):
     torch.mm(_kv["a"], _kv["a"])
 with open(os.environ["INPROC_TEST_PLANT_LOG"], "a") as f:
     f.write(f"{time.perf_counter_ns() - t0}\\n")
-"""
+""".replace("PLANT_MS", str(PLANT_MS))
 
 
 def _run(out: Path, env) -> Path:
