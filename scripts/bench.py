@@ -37,6 +37,8 @@
              against its 0.5 s target (scripts/bench_loops.py).
   otava      history's detector on otava-test-data's labelled series: steps, outliers,
              regression then fix, variance changes (scripts/bench_otava.py).
+  kernels    compare's kernel diagnosis on simulated kernel passes: how often clean against clean names a
+             category, and how often a planted GEMM shift is named gemm (scripts/bench_kernels.py).
   exit       how long an inproc process takes to end after its command, python -m inproc
              (no interpreter teardown) against main() and sys.exit, alternating
              (scripts/bench_exit.py).
@@ -191,7 +193,7 @@ def overhead() -> None:
 #: Subcommand -> its module in scripts/, whose ``main(argv)`` returns the exit status.
 SUBCOMMANDS = {"anatomy": "bench_anatomy", "slow": "bench_slow", "compare": "bench_compare", "record": "bench_record",
                "history": "bench_history", "speed": "bench_speed", "verdict": "bench_verdict", "otava": "bench_otava",
-               "loops": "bench_loops", "exit": "bench_exit"}
+               "loops": "bench_loops", "exit": "bench_exit", "kernels": "bench_kernels"}
 
 
 if __name__ == "__main__":

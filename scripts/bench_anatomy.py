@@ -45,6 +45,10 @@ Printed per C:
 - with ``--parts``, the anatomy's accounting calls timed directly afterwards (CPU time
   of each, in extra blocks with the anatomy on): which part costs what.
 
+- then (unless ``--kernel-rounds 0``) the kernel pass's A/B (``scripts/bench_kernelpass.py``): the
+  window's tok/s after a kernel pass ÷ after as many plain steps, interleaved, target >= 0.995
+  (``--kernels-only`` runs that alone).
+
 vLLM only: SGLang's anatomy is inproc's own estimate, fixed at build.
 
 Run in the engine's environment:  .venv-vllm/bin/python scripts/bench.py anatomy [--rounds 20]
@@ -303,20 +307,31 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--block-steps", default="40,40,8", help="counted steps per block, per C")
     ap.add_argument("--settle-steps", type=int, default=1, help="steps after each switch that are not counted")
     ap.add_argument("--parts", action="store_true", help="afterwards, time the anatomy's accounting calls directly")
+    ap.add_argument("--kernel-rounds", type=int, default=10,
+                    help="afterwards, rounds of the kernel pass A/B per C (scripts/bench_kernelpass.py; 0: none)")
+    ap.add_argument("--kernel-steps", type=int, default=16, help="steps of each kernel pass in that A/B")
+    ap.add_argument("--kernels-only", action="store_true", help="only the kernel pass A/B (no accounting blocks)")
     a = ap.parse_args(argv)
     cs = tuple(int(x) for x in a.concurrency.split(","))
     steps = tuple(int(x) for x in a.block_steps.split(","))
-    if len(steps) != len(cs) or a.rounds < 2 or min(steps) < 1 or a.settle_steps < 1:
-        ap.error(f"--block-steps {a.block_steps} needs one count >= 1 per C ({a.concurrency}); --rounds >= 2; --settle-steps >= 1")
+    if len(steps) != len(cs) or a.rounds < 2 or min(steps) < 1 or a.settle_steps < 1 or a.kernel_steps < 1 \
+            or a.kernel_rounds == 1 or a.kernel_rounds < 0:
+        ap.error(f"--block-steps {a.block_steps} needs one count >= 1 per C ({a.concurrency}); --rounds >= 2; "
+                 "--settle-steps >= 1; --kernel-rounds 0 or >= 2; --kernel-steps >= 1")
     load = os.getloadavg()
     print(f"anatomy and watchdog A/B inside one engine ({PROFILE.name}, --set {' '.join(SETS)}); load average "
           f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}", flush=True)
     engine, switch, dog = build_engine()
     try:
         for c, n in zip(cs, steps):
-            rounds = measure_c(engine, switch, dog, c, a.rounds, n, a.settle_steps)
-            parts = time_parts(engine, c, 4 * n) if a.parts else None
-            print(report(c, rounds, parts), flush=True)
+            if not a.kernels_only:
+                rounds = measure_c(engine, switch, dog, c, a.rounds, n, a.settle_steps)
+                parts = time_parts(engine, c, 4 * n) if a.parts else None
+                print(report(c, rounds, parts), flush=True)
+            if a.kernel_rounds:
+                from bench_kernelpass import measure_kernels
+
+                print(measure_kernels(engine, switch, dog, c, a.kernel_rounds, n, a.settle_steps, a.kernel_steps), flush=True)
     finally:
         dog.stop()
         engine.shutdown()

@@ -3,8 +3,8 @@
 The oracle needs, of each child run, the units compare's block bootstrap resamples (the
 Total tok/s sample, :func:`inproc.compare.samples.sample`: output tokens and seconds of
 each of ``UNITS`` sub-windows of equal step counts) and the window's step anatomy
-(:func:`inproc.record.summarize.anatomy_of`) for the change's signature. Everything else
-stays in the results file, whose path the bisect log keeps.
+(:func:`inproc.record.summarize.anatomy_of`, with the kernel pass where the cell has one) for
+the change's signature. Everything else stays in the results file, whose path the bisect log keeps.
 """
 from __future__ import annotations
 

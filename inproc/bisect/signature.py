@@ -3,10 +3,13 @@
 A change of Total tok/s splits into the terms of :func:`inproc.history.diagnose.step_terms`
 (tokens per step, forward time, host time, time outside the step). The signature is the
 term that explains the largest share of the change, the CUDA-graph mode most steps ran in
-on each side, and whether padding waste moved (beyond :data:`inproc.history.facts.SHARE_POINTS`).
-Two changes with the same signature are the same kind of change: a candidate that is slower
-for another reason (host time where the regression is forward time, another graph mode) is
-not the regression being bisected.
+on each side, whether padding waste moved (beyond :data:`inproc.history.facts.SHARE_POINTS`),
+and, where every run on both sides has a kernel pass, the kernel category the change sits in
+(the largest category named by :mod:`inproc.compare.kernels`'s rule; "" where none is named or
+a side has no pass). Two changes with the same signature are the same kind of change: a
+candidate that is slower for another reason (host time where the regression is forward time,
+another graph mode, the GEMMs where the regression is attention) is not the regression being
+bisected. A kernel category is held against another only where both signatures name one.
 """
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ from typing import Sequence
 
 import numpy as np
 
+from inproc.compare.kernels import cell_change, judge
 from inproc.history.diagnose import median_of, step_terms
 from inproc.history.facts import SHARE_POINTS
 from inproc.record.compact import CellAnatomy
@@ -29,10 +33,13 @@ class Signature:
     share: float  # that term's share of the change (1.0: all of it)
     graph_modes: tuple[str, str]  # the graph mode most steps ran in: (before, after); "" where none is recorded
     padding: str  # "up", "down" or "same"
+    kernel: str = ""  # the kernel category the change sits in ("": none named, or no kernel pass on a side)
 
     def describe(self) -> str:
         parts = [f"{self.term} time" if self.term in ("forward", "host") else self.term or "no step term",
                  f"{self.share * 100:.0f} % of the change"]
+        if self.kernel:
+            parts.append(f"in {self.kernel} kernels")
         if self.graph_modes[0] != self.graph_modes[1]:
             parts.append(f"graph mode {self.graph_modes[0] or 'none'} → {self.graph_modes[1] or 'none'}")
         if self.padding != "same":
@@ -40,8 +47,10 @@ class Signature:
         return ", ".join(parts)
 
     def same_kind(self, other: "Signature") -> bool:
-        """The same term dominates, the same graph modes, padding moved the same way."""
-        return (self.term, self.graph_modes, self.padding) == (other.term, other.graph_modes, other.padding)
+        """The same term dominates, the same graph modes, padding moved the same way, the same kernel category
+        (where both name one)."""
+        kernel = not self.kernel or not other.kernel or self.kernel == other.kernel
+        return kernel and (self.term, self.graph_modes, self.padding) == (other.term, other.graph_modes, other.padding)
 
 
 def _graph_mode(runs: Sequence[CellAnatomy]) -> str:
@@ -60,6 +69,16 @@ def _padding(base: Sequence[CellAnatomy], new: Sequence[CellAnatomy]) -> str:
     return "up" if n > b else "down"
 
 
+def _kernel(base: Sequence[CellAnatomy], new: Sequence[CellAnatomy]) -> str:
+    """The named kernel category with the largest change ("" where none is named or a run has no kernel pass)."""
+    b, n = [a.kernels for a in base], [a.kernels for a in new]
+    if None in b or None in n:
+        return ""
+    found = cell_change((0, 0), b, n)
+    named = judge([found])[0].named if found is not None else ()
+    return named[0].category if named else ""
+
+
 def signature(base: Sequence[CellAnatomy], new: Sequence[CellAnatomy], ratio: float) -> Signature | None:
     """The signature of tok/s changing by ``ratio`` (new ÷ base) between two groups of runs (None: no anatomy)."""
     if not base or not new or ratio <= 0:
@@ -68,4 +87,5 @@ def signature(base: Sequence[CellAnatomy], new: Sequence[CellAnatomy], ratio: fl
     terms = step_terms(base, new)
     shares = {k: (v / total if total else 0.0) for k, (v, _) in terms.items()}
     term = max(shares, key=shares.get) if shares else ""
-    return Signature(term, shares.get(term, 0.0), (_graph_mode(base), _graph_mode(new)), _padding(base, new))
+    return Signature(term, shares.get(term, 0.0), (_graph_mode(base), _graph_mode(new)), _padding(base, new),
+                     _kernel(base, new))

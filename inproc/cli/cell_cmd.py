@@ -4,6 +4,8 @@ Made for reproducing a cell under a debugger or profiler: no subprocess anywhere
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import click
 
 from inproc.cli.options import (
@@ -42,6 +44,7 @@ def cell(profile_path, context, concurrency, prefill, sets, out, force, seed, lo
       --break-at-slow-step                   pdb right after the first slow step (p cause, p detail, p step)
       --profile-slow --profile-steps 20      a torch trace of the 20-step chunk holding the first slow step and the one before
       --profile cuda --nvtx                  under nsys profile --capture-range=cudaProfilerApi
+      --kernel-steps 32 / --kernels off      the kernel pass (on here): a per-kernel table of 32 steps / none
 
     Exit codes as 'inproc run': 4 when the cell was not measured (Error, Over capacity, ...).
     """
@@ -53,6 +56,8 @@ def cell(profile_path, context, concurrency, prefill, sets, out, force, seed, lo
     if len(C) != 1:
         raise UsageError(f"Bad --concurrency {concurrency!r}: one cell takes one level; use 'inproc run' for several.")
     settings = settings_with(profile.matrix, contexts=(L,), concurrency=C, prefill_contexts=(L,) if prefill else (), **flags)
+    if settings.kernels is None:  # neither the flag nor the profile said: one cell is looked into, so on
+        settings = replace(settings, kernels=True)
     record = run_matrix(profile, settings, out=out, seed=seed, force=force, command=command_line(), loops=loop_settings(loop_check),
                         telemetry_hz=telemetry_hz or None, progress=TerminalSink(), debug=debug, step_timeout=step_timeout)
     click.echo(render_matrix(record))

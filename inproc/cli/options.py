@@ -33,6 +33,14 @@ def measure_options(f):
         click.option("--anatomy", type=click.Choice(ANATOMY_CHOICES), callback=lambda ctx, p, v: None if v is None else v == "on",
                      help="Step anatomy: on builds the engine with its per-step accounting (vLLM's stats flags), off "
                           "without it, and the anatomy figures are absent (default: on, or the profile's [matrix] anatomy)."),
+        click.option("--kernels", type=click.Choice(ANATOMY_CHOICES), is_flag=False, flag_value="on",
+                     callback=lambda ctx, p, v: None if v is None else v == "on",
+                     help="Kernel pass: after each decode window (and the anatomy's pass), torch's profiler over "
+                          "--kernel-steps steps gives a per-kernel table, outside every headline figure; --kernels "
+                          "alone is on (default: off in run and sweep, on in cell, or the profile's [matrix] kernels)."),
+        click.option("--kernel-steps", "kernel_steps", type=int,
+                     help=f"Steps the kernel pass profiles (default: {MatrixSettings.kernel_steps}, or the profile's "
+                          "[matrix] kernel_steps)."),
         click.option("--loop-check/--no-loop-check", default=True, help="Mark cells whose outputs repeat as Looped."),
         click.option("--telemetry-hz", type=float, default=DEFAULT_HZ, show_default=True,
                      help="Telemetry samples per second (at most 20; 0 turns sampling off)."),

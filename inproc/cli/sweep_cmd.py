@@ -131,10 +131,11 @@ def _run_args(cells, contexts, concurrency, sets, loop_check, telemetry_hz, flag
     for name, value in (("--cells", cells), ("--contexts", contexts), ("--concurrency", concurrency)):
         args += [name, value] if value else []
     names = {"window_s": "--duration", "window_steps": "--window-steps", "max_output": "--max-output",
-             "prompt_mode": "--prompt-mode", "temperature": "--temperature"}
+             "prompt_mode": "--prompt-mode", "temperature": "--temperature",
+             "kernel_steps": "--kernel-steps"}
     for key, value in flags.items():
-        if key == "anatomy":
-            args += ["--anatomy", "on" if value else "off"] if value is not None else []
+        if key in ("anatomy", "kernels"):
+            args += [f"--{key}", "on" if value else "off"] if value is not None else []
             continue
         args += [names[key], f"{value:g}" if isinstance(value, float) else str(value)] if value is not None else []
     args += [] if loop_check else ["--no-loop-check"]

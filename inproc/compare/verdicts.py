@@ -40,6 +40,7 @@ import numpy as np
 from inproc import types as st
 from inproc.compare.estimate import Estimate, StatSettings
 from inproc.compare.keys import KeyDiff, check_allow_keys, differing, split_allowed
+from inproc.compare.kernels import KernelChange, compare_kernels
 from inproc.compare.rows import INSUFFICIENT, Candidate, Tested, alarms, shown, tested_rows
 from inproc.compare.samples import METRICS
 from inproc.compare.spread import THRESHOLD_CONFIDENCE, ChangeTest
@@ -121,6 +122,7 @@ class Comparison:
     rows: tuple[Row, ...]
     allowed: tuple[KeyDiff, ...]  # differences the user allowed
     geomeans: tuple[GeoMean, ...]
+    kernels: tuple[KernelChange, ...] = ()  # comparable cells with a kernel pass in every run (inproc.compare.kernels)
 
     @property
     def regressions(self) -> tuple[Row, ...]:
@@ -276,6 +278,7 @@ def compare_runs(base: Sequence[RunRecord], new: Sequence[RunRecord], s: Compare
     cells = sorted({(e.context, e.concurrency) for r in (*base, *new) for e in r.decode})
     fixed: dict[tuple[int, int], list[Row]] = {}
     cands: list[tuple[tuple[int, int], Candidate]] = []
+    comparable = []
     for cell in cells:
         b, n = _entries(base, cell), _entries(new, cell)
         problem = _cell_problem(b, n)
@@ -283,6 +286,7 @@ def compare_runs(base: Sequence[RunRecord], new: Sequence[RunRecord], s: Compare
             fixed[cell] = _problem_rows(cell, b, n, problem, s)
         else:
             cands += [(cell, Candidate(metric, b, n)) for metric in s.metrics]
+            comparable.append((cell, b, n))
     tested = tested_rows([c for _, c in cands], s.tests, len(base) > 1 or len(new) > 1)
     judged: dict[tuple[int, int], list[Row]] = {}
     for (cell, c), x, alarm in zip(cands, tested, alarms(tested)):
@@ -292,4 +296,5 @@ def compare_runs(base: Sequence[RunRecord], new: Sequence[RunRecord], s: Compare
     for metric in s.metrics:
         ratios = [r.estimate.ratio for r in rows if r.metric == metric and r.verdict in JUDGED and r.estimate]
         geomeans.append(GeoMean(metric, geometric_mean(ratios) if ratios else None, len(ratios)))
-    return Comparison(_side(base_label, base), _side(new_label, new), s, tuple(rows), allowed, tuple(geomeans))
+    return Comparison(_side(base_label, base), _side(new_label, new), s, tuple(rows), allowed, tuple(geomeans),
+                      compare_kernels(comparable, s.tests))

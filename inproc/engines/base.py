@@ -58,8 +58,16 @@ class Engine(Protocol):
     def stop_profile(self) -> tuple[str, ...]:
         """Stop it; the files it wrote."""
 
+    def kernel_profiler(self, trace_dir: str, name: str):
+        """A :class:`~inproc.engines.torchprof.KernelProfiler` for the kernel pass, on the device the
+        model runs on; :class:`KernelsUnavailable` (its reason) where it cannot see the engine's forward."""
+
     def shutdown(self) -> None:
         """Release the engine (worker processes, shared memory, temp files)."""
+
+
+class KernelsUnavailable(Exception):
+    """The kernel pass cannot run on this engine as built; the message says why (recorded in the cell)."""
 
 
 def files_under(directory: str) -> set[str]:

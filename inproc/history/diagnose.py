@@ -17,6 +17,9 @@ The other facts of the anatomy are named where they moved: CUDA-graph modes, pad
 waste, the batch-size histogram, bytes and FLOPs per token and the bandwidth fraction,
 speculative acceptance, preemptions and queue depth, KV blocks, clocks, power, throttling
 and the engine process's CPU use. Where nothing moved: "unexplained by the step records".
+
+Where every run on both sides has a kernel pass, the diagnosis names the kernel category the
+change sits in, and the kernels within it, by ``inproc.compare.kernels``'s rule.
 """
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from inproc.compare.kernels import diagnosis as kernel_diagnosis
 from inproc.history.facts import moved_facts, pct
 from inproc.history.tail import UNCHANGED, tail_split, tail_text
 from inproc.record.compact import CellAnatomy
@@ -101,15 +105,20 @@ def causes(base: Sequence[CellAnatomy], new: Sequence[CellAnatomy], metric: str,
     return sorted((c for c in out if c.share >= MIN_SHARE), key=lambda c: -c.share)
 
 
-def diagnose(base: Sequence[CellAnatomy], new: Sequence[CellAnatomy], metric: str, ratio: float) -> str:
+def diagnose(base: Sequence[CellAnatomy], new: Sequence[CellAnatomy], metric: str, ratio: float,
+             kernels: str | None = None) -> str:
     """The diagnosis in one line: ranked causes with their shares, where the step time moved (tail or typical
-    step, ``inproc.history.tail``; tok/s and TBT), then the facts that moved (or stayed)."""
+    step, ``inproc.history.tail``; tok/s and TBT), the kernel category it sits in, then the facts that moved
+    (or stayed). ``kernels``: the kernel change in words, judged by the caller (None: judged here, this cell alone)."""
     if not base or not new:
         return "no step records to explain it (a cell without a window)"
     ranked = causes(base, new, metric, ratio)
     split = tail_split(base, new) if metric in ("tok_s", "tbt") else None
     parts = [f"{c.text}, {min(c.share, 9.99) * 100:.0f} % of the change" for c in ranked]
     parts += [tail_text(split)] if split is not None else []
+    if kernels is None and metric in ("tok_s", "tbt"):
+        kernels = kernel_diagnosis([a.kernels for a in base], [a.kernels for a in new])
+    parts += [kernels] if kernels else []
     moved, unchanged = moved_facts(base, new)
     if metric == "ttft" and moved:  # TTFT is before the window: the window's facts are context, not causes
         moved[0] = "in the decode window after it: " + moved[0]

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+from inproc.compare.kernels import describe
 from inproc.compare.verdicts import FASTER, SLOWER, Comparison, Row
 from inproc.history.diagnose import diagnose
 from inproc.history.tail import TailSplit, tail_split
@@ -31,12 +32,15 @@ def _anatomies(runs: Sequence[RunRecord], cell: tuple[int, int]) -> list[CellAna
 
 
 def explain(base: Sequence[RunRecord], new: Sequence[RunRecord], c: Comparison) -> tuple[Explained, ...]:
-    """A diagnosis for every slower or faster row of ``c`` (made from ``base`` and ``new``)."""
+    """A diagnosis for every slower or faster row of ``c`` (made from ``base`` and ``new``); the kernel change is
+    the comparison's own (``Comparison.kernels``, judged over every cell together)."""
+    kernels = {(k.context, k.concurrency): describe(k) for k in c.kernels}
     out = []
     for r in c.rows:
         if r.verdict in (SLOWER, FASTER) and r.estimate is not None:
             cell = (r.context, r.concurrency)
             b, n = _anatomies(base, cell), _anatomies(new, cell)
             split = tail_split(b, n) if r.metric in ("tok_s", "tbt") else None
-            out.append(Explained(r, diagnose(b, n, r.metric, r.estimate.ratio), split))
+            text = kernels.get(cell, "") if r.metric in ("tok_s", "tbt") else ""
+            out.append(Explained(r, diagnose(b, n, r.metric, r.estimate.ratio, text), split))
     return tuple(out)

@@ -1,4 +1,8 @@
-"""The categories of kernels and the type of a name rule (the tables are ``cuda_rules`` and ``cpu_rules``)."""
+"""The categories and the name rule type of the categorizer (``inproc.kernels.categories``, its definition).
+
+Kept apart so that the rule tables (``cuda_rules``, ``cpu_rules``) import them without importing
+the categorizer that imports them.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -21,3 +25,5 @@ class Rule:
     def __post_init__(self) -> None:
         if self.category not in CATEGORIES:
             raise ValueError(f"rule {self.pattern!r}: unknown category {self.category!r}")
+
+

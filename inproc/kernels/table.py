@@ -11,10 +11,16 @@ re-derive it when the rules grow.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Mapping
 
 import numpy as np
 
-from inproc.kernels.rule import CATEGORIES
+from inproc.codec import decode_array, encode_array
+from inproc.kernels.categories import CATEGORIES, category
+
+DEVICES = ("cpu", "cuda")
+#: The stored table's columns, in order (``docs/results-format.md``).
+COLUMNS = ("step", "name", "category", "calls", "device_ns")
 
 
 @dataclass(frozen=True)
@@ -32,6 +38,38 @@ class KernelTable:
         n = len(self.step)
         if not (len(self.name) == len(self.category) == len(self.calls) == len(self.device_ns) == n):
             raise ValueError("KernelTable columns differ in length")
+        if self.device not in DEVICES:
+            raise ValueError(f"KernelTable device {self.device!r}: one of {', '.join(DEVICES)}")
+
+    @classmethod
+    def of_rows(cls, rows: Mapping[tuple[int, str], tuple[int, int]], device: str) -> "KernelTable":
+        """A table from ``{(step, name): (calls, device_ns)}``, sorted by step then name, each name categorized."""
+        keys = sorted(rows)
+        names = tuple(name for _, name in keys)
+        return cls(np.array([s for s, _ in keys], np.int64), names, tuple(category(n) for n in names),
+                   np.array([rows[k][0] for k in keys], np.int64), np.array([rows[k][1] for k in keys], np.int64), device)
+
+    def columns(self) -> dict[str, Any]:
+        """The stored table: numpy for numbers, lists of strings (``inproc.record.tables``)."""
+        return {"step": self.step, "name": list(self.name), "category": list(self.category), "calls": self.calls,
+                "device_ns": self.device_ns}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The inline JSON form (a baseline's runs): arrays through the results file's codec."""
+        return {"step": encode_array(self.step), "name": list(self.name), "category": list(self.category),
+                "calls": encode_array(self.calls), "device_ns": encode_array(self.device_ns), "device": self.device}
+
+    @classmethod
+    def from_columns(cls, d: Mapping[str, Any], device: str) -> "KernelTable":
+        """Inverse of :meth:`columns` and :meth:`to_dict` (a column may be numpy, a list or an encoded array)."""
+        def ints(v) -> np.ndarray:
+            return np.asarray(decode_array(v) if isinstance(v, Mapping) else v, np.int64)
+
+        return cls(ints(d["step"]), tuple(map(str, d["name"])), tuple(map(str, d["category"])), ints(d["calls"]),
+                   ints(d["device_ns"]), str(d.get("device", device)))
+
+    def __len__(self) -> int:
+        return len(self.step)
 
     @property
     def steps(self) -> np.ndarray:

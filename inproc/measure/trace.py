@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from inproc.kernels.table import KernelTable
 from inproc.measure.steps import StepTrace
 from inproc.codec import decode_array, encode_array
 from inproc.types import EngineCounters
@@ -104,6 +105,27 @@ class StepSpan:
         return cls(int(d["first_step"]), int(d["last_step"]))
 
 
+@dataclass(frozen=True)
+class KernelPass:
+    """The kernel pass after the window (``inproc.run.kernelpass``): its step rows, the device its
+    table timed, and why it has no table ("" when it has one)."""
+
+    first_step: int  # rows of the cell's step trace, inclusive (last < first: no step ran)
+    last_step: int
+    device: str = "cpu"
+    note: str = ""
+    files: tuple[str, ...] = ()  # the profiler's trace, where --profile-dir asked to keep it
+
+    def to_dict(self) -> dict:
+        return {"first_step": self.first_step, "last_step": self.last_step, "device": self.device, "note": self.note,
+                "files": list(self.files)}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "KernelPass":
+        return cls(int(d["first_step"]), int(d["last_step"]), str(d.get("device", "cpu")), str(d.get("note", "")),
+                   tuple(d.get("files", ())))
+
+
 @dataclass
 class CellTrace:
     """Everything measured in one cell, before any statistic."""
@@ -121,9 +143,16 @@ class CellTrace:
     # The anatomy's own pass after the window (inproc.run.decode); None: the anatomy's accounting
     # ran in the window itself (recorded before it had a pass of its own) or not at all.
     anatomy_pass: StepSpan | None = None
+    # The kernel pass after the anatomy's (None: not asked for, or recorded before it existed) and
+    # its table (None: no pass, or the pass could not run: kernel_pass.note says why).
+    kernel_pass: KernelPass | None = None
+    kernels: KernelTable | None = None
 
     def to_dict(self) -> dict:
-        return {"steps": self.steps.to_dict(), "requests": [r.to_dict() for r in self.requests], **self.scalars_dict()}
+        out = {"steps": self.steps.to_dict(), "requests": [r.to_dict() for r in self.requests], **self.scalars_dict()}
+        if self.kernels is not None:
+            out["kernels"] = self.kernels.to_dict()
+        return out
 
     def scalars_dict(self) -> dict:
         """The trace's JSON values: all of :meth:`to_dict` but its step rows and requests."""
@@ -137,10 +166,12 @@ class CellTrace:
             "window_steps": self.window_steps,
             "profiled": self.profiled.to_dict() if self.profiled else None,
             "anatomy_pass": self.anatomy_pass.to_dict() if self.anatomy_pass else None,
+            "kernel_pass": self.kernel_pass.to_dict() if self.kernel_pass else None,
         }
 
     @classmethod
     def from_dict(cls, d: dict) -> "CellTrace":
+        kernel_pass = KernelPass.from_dict(d["kernel_pass"]) if d.get("kernel_pass") else None
         return cls(
             steps=StepTrace.from_dict(d["steps"]),
             requests=[RequestTrace.from_dict(r) for r in d["requests"]],
@@ -153,4 +184,6 @@ class CellTrace:
             window_steps=d.get("window_steps"),
             profiled=ProfiledSteps.from_dict(d["profiled"]) if d.get("profiled") else None,
             anatomy_pass=StepSpan.from_dict(d["anatomy_pass"]) if d.get("anatomy_pass") else None,
+            kernel_pass=kernel_pass,
+            kernels=KernelTable.from_columns(d["kernels"], kernel_pass.device) if d.get("kernels") and kernel_pass else None,
         )

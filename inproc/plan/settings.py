@@ -51,6 +51,15 @@ class MatrixSettings:
     # adapters' batch shapes and forward costs); False builds the engine without it. Spelled
     # "on" / "off" on the command line and in a profile.
     anatomy: bool = True
+    # The kernel pass after each decode window (inproc.run.kernelpass), spelled "on" / "off" like
+    # anatomy; None: the command's default (inproc cell: on; inproc run and sweep: off).
+    kernels: bool | None = None
+    kernel_steps: int = 16  # engine steps the kernel pass profiles
+
+    @property
+    def kernel_pass_steps(self) -> int:
+        """Steps of each decode cell's kernel pass (0: no pass)."""
+        return self.kernel_steps if self.kernels else 0
 
     def __post_init__(self) -> None:
         if self.cells is not None:
@@ -67,6 +76,9 @@ class MatrixSettings:
         _whole("suffix tokens", self.suffix_tokens, 1, "token")
         if not isinstance(self.anatomy, bool):
             raise UsageError(f"Bad anatomy {self.anatomy!r}: it must be a bool (True for on, False for off).")
+        if self.kernels is not None and not isinstance(self.kernels, bool):
+            raise UsageError(f"Bad kernels {self.kernels!r}: it must be a bool (True for on, False for off).")
+        _whole("kernel steps", self.kernel_steps, 1, "step")
         if self.window_steps is not None:
             _whole("window steps", self.window_steps, 1, "step")
         if not self.contexts:

@@ -136,10 +136,10 @@ def _matrix_value(key: str, value: object, hint: object) -> object:
                 raise UsageError(f"concurrency must be whole numbers, e.g. [1, 2, 4]; got {value!r}.")
             return tuple(value)
         return tuple(parse_tokens(v, "prefill context" if key == "prefill_contexts" else "context") for v in value)
-    if key == "anatomy":  # spelled as --anatomy is: on / off
+    if key in ("anatomy", "kernels"):  # spelled as --anatomy and --kernels are: on / off
         if not isinstance(value, str) or value not in ANATOMY_CHOICES:
             shown = str(value).lower() if isinstance(value, bool) else repr(value)
-            raise UsageError(f"anatomy must be \"on\" or \"off\" (as --anatomy); got {shown}.")
+            raise UsageError(f"{key} must be \"on\" or \"off\" (as --{key}); got {shown}.")
         return value == "on"
     if hint in (int, float):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or (hint is int and not isinstance(value, int)):

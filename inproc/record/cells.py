@@ -77,6 +77,8 @@ def stored_tables(traces: Sequence[CellTrace], samples: bool, telemetry: Telemet
     arrivals = arrivals_table(traces)
     if arrivals is not None:
         tables["arrivals"] = arrivals
+    if not samples and traces and traces[0].kernels is not None:
+        tables["kernels"] = traces[0].kernels.columns()  # the kernel pass's table (a decode cell's)
     tel_meta = None
     if telemetry is not None:
         tel_tables, tel_meta = telemetry_tables(telemetry)

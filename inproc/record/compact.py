@@ -9,7 +9,8 @@ A run file keeps every step and token; a compact cell keeps:
   and every request's TTFT;
 - :class:`CellAnatomy` — the step anatomy the diagnosis reads (``inproc.history.diagnose``):
   step time and host time per step, per batch size, graph modes, padding, bytes and FLOPs
-  per token, queues, KV blocks, telemetry, the slow steps (``inproc.measure.slow.SlowFigures``).
+  per token, queues, KV blocks, telemetry, the slow steps (``inproc.measure.slow.SlowFigures``),
+  and the kernel pass's compact form (``inproc.kernels.summary.KernelSummary``).
 
 Raw records stay in the run files. ``inproc.record.summarize`` makes these from a loaded run,
 ``inproc.record.summary`` writes and reads a whole run in this form.
@@ -23,6 +24,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from inproc.codec import decode_array, encode_array, known_fields
+from inproc.kernels.summary import KernelSummary
 from inproc.measure.slow import SlowFigures
 
 
@@ -101,6 +103,7 @@ class CellAnatomy:
     cpu_freq_mhz: float | None = None
     process_cpu_pct: float | None = None
     slow: SlowFigures | None = None  # the window's slow steps and step-time tail (None: kept before they were)
+    kernels: KernelSummary | None = None  # the kernel pass after the window, compact (None: no pass)
 
     @property
     def tokens_per_step(self) -> float:
@@ -112,7 +115,9 @@ class CellAnatomy:
         return self.steps * self.step_s / self.window_s if self.window_s > 0 else 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        out = dataclasses.asdict(dataclasses.replace(self, kernels=None))
+        out["kernels"] = self.kernels.to_dict() if self.kernels is not None else None
+        return out
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "CellAnatomy":
@@ -120,6 +125,7 @@ class CellAnatomy:
         values = {k: v for k, v in d.items() if k in known}
         values["batch_times"] = tuple(BatchTimes(**b) for b in d.get("batch_times") or ())
         values["slow"] = SlowFigures(**known_fields(SlowFigures, d["slow"])) if d.get("slow") else None
+        values["kernels"] = KernelSummary.from_dict(d["kernels"]) if d.get("kernels") else None
         return cls(**values)
 
 

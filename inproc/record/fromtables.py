@@ -19,6 +19,8 @@ def trace_dicts(tables: dict[str, Table], scalars: list[dict[str, Any]]) -> list
         request_rows = np.flatnonzero(_rows_mask(requests, i))
         out.append({**values, "steps": {k: v[step_rows] for k, v in steps.items() if k != "sample"},
                     "requests": [_request(requests, int(r), per_request[int(r)]) for r in request_rows]})
+    if "kernels" in tables and len(out) == 1:
+        out[0]["kernels"] = tables["kernels"]  # a decode cell's kernel pass (CellTrace.kernels)
     return out
 
 

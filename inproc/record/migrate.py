@@ -78,6 +78,12 @@ Schema history (``schema_version``):
   them loads with both null: ``inproc.measure.peaks.compute_dtype`` then takes an
   unquantized model's dtype and calls a quantized one's unknown.
 
+  Added without a new version (2026-12-03; older readers ignore them): a decode cell's
+  ``kernels`` table (``ENTRY.kernels.parquet``: step, name, category, calls, device_ns; the
+  kernel pass, ``inproc.run.kernelpass``) and its trace's ``kernel_pass`` (first_step,
+  last_step, device, note, files). A file without them loads with no kernel pass
+  (``cell.kernels`` is None).
+
 A file newer than :data:`SCHEMA_VERSION` is refused by the loader (``inproc.record.io``).
 """
 from __future__ import annotations

@@ -16,7 +16,8 @@ from typing import Any
 import pyarrow as pa
 
 from inproc import types as st
-from inproc.measure.trace import CellTrace
+from inproc.kernels.table import KernelTable
+from inproc.measure.trace import CellTrace, KernelPass
 from inproc.record import cells as cellfiles
 from inproc.record.contain import CellFolder, OutsideFolder
 from inproc.record.io import RESULTS_HINT, SCHEMA_VERSION, check_version, load_results, read_json, with_unlisted_cells
@@ -25,7 +26,7 @@ from inproc.record.tojson import HEADLINE, entry_json
 from inproc.telemetry.trace import TelemetryTrace
 
 #: The tables a cell may hold, in the order :meth:`Cell.tables` lists them.
-TABLES = ("steps", "requests", "tokens", "gpu_samples", "host_samples", "arrivals")
+TABLES = ("steps", "requests", "tokens", "gpu_samples", "host_samples", "arrivals", "kernels")
 
 
 class _Tables:
@@ -84,6 +85,24 @@ class Cell(_Tables):
     def to_pandas(self, name: str = "steps"):
         """Table ``name`` as a pandas DataFrame (pandas must be installed)."""
         return self.table(name).to_pandas()
+
+    @functools.cached_property
+    def kernel_pass(self) -> KernelPass | None:
+        """The kernel pass's steps, device and note (None: the cell had none, or its file predates it)."""
+        name = self._file
+        if self.error is not None or not name or not name.endswith(cellfiles.cell_name("")):
+            return None
+        traces = cellfiles.read_skeleton(self.folder, name).get("traces") or [{}]
+        d = traces[0].get("kernel_pass")
+        return KernelPass.from_dict(d) if d else None
+
+    @functools.cached_property
+    def kernels(self) -> KernelTable | None:
+        """The kernel pass's table (step, name, category, calls, device_ns), or None where the cell has none."""
+        t = self.tables.get("kernels")
+        if t is None or self.kernel_pass is None:
+            return None
+        return KernelTable.from_columns(t.to_pydict(), self.kernel_pass.device)
 
 
 def _built(folder: CellFolder | None, name: str | None, row: dict[str, Any]) -> dict[str, pa.Table]:

@@ -11,6 +11,7 @@ from typing import Protocol
 
 import numpy as np
 
+from inproc.kernels.summary import KernelSummary, summarize
 from inproc.measure import anatomy as an
 from inproc.measure import metrics as m
 from inproc.measure.metrics import Window
@@ -145,4 +146,16 @@ def cell_anatomy(entry: DecodeEntry, w: Window, capacity: Capacity) -> CellAnato
         sm_clock_mhz=tel.mean_sm_clock_mhz if tel else None, power_w=tel.mean_power_w if tel else None,
         throttle_fraction=dict(tel.throttle_fraction) if tel else {},
         cpu_freq_mhz=tel.mean_cpu_freq_mhz if tel else None, process_cpu_pct=tel.process_cpu_util_pct if tel else None,
-        slow=f.slow)
+        slow=f.slow, kernels=kernel_summary(entry))
+
+
+def kernel_summary(entry: DecodeEntry) -> KernelSummary | None:
+    """The cell's kernel pass, compact, its steps' own time read from the step trace (None: no pass)."""
+    if entry.trace is None:
+        return entry.summary.anatomy.kernels if entry.summary is not None and entry.summary.anatomy else None
+    trace = entry.trace
+    if trace.kernels is None:
+        return None
+    span = trace.kernel_pass
+    rows = np.arange(span.first_step, span.last_step + 1) if span is not None and span.last_step >= span.first_step else None
+    return summarize(trace.kernels, trace.steps.t_end_s - trace.steps.t_start_s, rows)

@@ -9,7 +9,8 @@ results schema; the cells are ``inproc.record.compact``.
 
 Versions (``summary_version``):
   1 — 2026-12-01: as above. From 2026-12-02 a cell's anatomy also holds "slow" (its slow-step
-      figures); a summary without it loads with none (no tail split in the diagnosis).
+      figures); a summary without it loads with none (no tail split in the diagnosis). From 2026-12-03 it
+      also holds "kernels" (``inproc.kernels.summary.KernelSummary``, null without a kernel pass).
 """
 from __future__ import annotations
 

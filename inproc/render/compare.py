@@ -13,6 +13,7 @@ from inproc.compare.samples import BETWEEN_RUNS, BLOCK_BOOTSTRAP, METRICS
 from inproc.compare.spread import NIGHT_ALPHA
 from inproc.compare.verdicts import (INDICATIVE, INSUFFICIENT, FASTER, MISSING, NEW, NOT_COMPARABLE, NOT_SIGNIFICANT, SLOWER,
                                      STATUS_CHANGED, VERDICTS, Comparison, Row)
+from inproc.render import compare_kernels
 from inproc.render.definitions import definitions
 from inproc.render.fmt import DASH, ms, tok_s
 from inproc.units import format_tokens
@@ -25,8 +26,10 @@ SUMMARY_ITEMS = 5  # regressions named in the one-line verdict; the rows hold th
 # indicative, with "within" and "run_spread") and "between-run t"; Mann-Whitney and "p" gone;
 # 3 — 2026-12-02, verdict "insufficient data"; rows carry "p_change", "at_least" and "spread_source"; settings carry
 # "alarm_rate" and "threshold_confidence"; "run_spread" holds only a stated --run-spread; 4 — 2026-12-02, each
-# diagnosis carries "step_change" ("tail", "typical", "unchanged" or null: inproc.history.tail) and "tail_share"
-COMPARE_JSON_VERSION = 4
+# diagnosis carries "step_change" ("tail", "typical", "unchanged" or null: inproc.history.tail) and "tail_share";
+# 5 — 2026-12-03, "kernels": per cell with a kernel pass on both sides, each category's change per step
+# (inproc.compare.kernels; inproc.render.compare_kernels.to_json)
+COMPARE_JSON_VERSION = 5
 
 
 def _cell(r: Row) -> str:
@@ -131,7 +134,9 @@ def render_compare_text(c: Comparison) -> str:
     for mark, row in zip(marks, table):
         lines.append(f"{mark} " + "  ".join(f"{v:<{w}}" for v, w in zip(row, widths)) + "  " + row[-1])
     legend = ", ".join(f"{m.strip() or 'blank'} {v}" for v, m in MARKS.items())
-    return "\n".join(lines + ["", f"Marks: {legend}.", geomeans_line(c), summary_line(c)]) + "\n"
+    kernels = compare_kernels.text_section(c).rstrip("\n")
+    return "\n".join(lines + ([kernels] if kernels else []) + ["", f"Marks: {legend}.", geomeans_line(c),
+                                                               summary_line(c)]) + "\n"
 
 
 def _md_escape(text: str) -> str:
@@ -157,6 +162,7 @@ def render_compare_markdown(c: Comparison) -> str:
     changes = [r for r in c.rows if r.verdict not in (NOT_SIGNIFICANT, NOT_COMPARABLE, INSUFFICIENT)]
     if changes:
         lines += ["### Changes", ""] + _md_table(changes) + [""]
+    lines += compare_kernels.markdown_section(c)
     lines += [f"<details><summary>All {len(c.rows)} rows</summary>", ""] + _md_table(list(c.rows)) + ["", "</details>", ""]
     labels = [METRICS[m].label for m in c.settings.metrics] + (["Sub-window"] if "tok_s" in c.settings.metrics else [])
     defs = [f"- **{d.label}**: {_md_escape(d.text)}" for d in definitions() if d.label in labels]
@@ -188,7 +194,8 @@ def render_compare_json(c: Comparison) -> str:
                         "run_spread": {k: asdict(v) for k, v in s.tests.run_spread.items()},
                         "alarm_rate": NIGHT_ALPHA, "threshold_confidence": s.tests.threshold_confidence},
            "allowed": [asdict(d) for d in c.allowed], "rows": [_row_json(r) for r in c.rows],
-           "geomeans": [asdict(g) for g in c.geomeans], "regressions": [f"{r.key} {r.metric}" if r.verdict == SLOWER else r.key for r in c.regressions],
+           "geomeans": [asdict(g) for g in c.geomeans], "kernels": compare_kernels.to_json(c),
+           "regressions": [f"{r.key} {r.metric}" if r.verdict == SLOWER else r.key for r in c.regressions],
            "summary": summary_line(c), "exit_code": c.exit_code}
     return json.dumps(doc, indent=1) + "\n"
 

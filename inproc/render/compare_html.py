@@ -14,6 +14,7 @@ from inproc.compare.side_by_side import SideBySide
 from inproc.compare.verdicts import FASTER, SLOWER, STATUS_CHANGED, Comparison
 from inproc.record.schema import RunRecord
 from inproc.render import compare as text
+from inproc.render import compare_kernels
 from inproc.render import side_by_side as sbs
 from inproc.render.curve import curve
 from inproc.render.html import CSS
@@ -51,7 +52,8 @@ def _comparison(c: Comparison, explained) -> tuple[str, str]:
         body.append("<h2>What changed in the steps</h2><ul>" + "".join(
             f"<li>{t(e.row.key)} {t(e.row.metric)} ({'slower' if e.row.verdict == SLOWER else 'faster'}): "
             f"{t(e.diagnosis)}</li>" for e in explained if e.row.verdict in (SLOWER, FASTER)) + "</ul>")
-    return title, "\n".join(body)
+    body.append(compare_kernels.html_section(c))
+    return title, "\n".join(b for b in body if b)
 
 
 def _side_by_side(c: SideBySide) -> tuple[str, str]:

@@ -19,7 +19,7 @@ from inproc.render.header import Header, build_header
 from inproc.render.matrix import MEDIANS_NOTE, Grid, decode_grid, headline, legend_lines, throttle_warnings, ttft_note
 from inproc.render.kv_matrix import KV_NOTE, kv_grid
 from inproc.render.measurements import PREFILL, Measurement, measurements, shown_columns
-from inproc.render import slow_steps
+from inproc.render import kernel_bars, slow_steps
 from inproc.render.svg import line_chart, t
 from inproc.record.schema import RunRecord
 from inproc.units import format_tokens
@@ -48,8 +48,8 @@ def render_html(rec: RunRecord) -> str:
     grid = decode_grid(rec.settings, rows, rec.shard.cells if rec.shard else None)
     h = build_header(rec)
     # The matrix first: a person opens the page to read it; the setup is there to answer questions about it.
-    body = [_title(h), _decode(rec, rows, grid), _kv(rec), _prefill(rows), _steps(rec), _slow(rec), _telemetry(rec), _setup(h),
-            _all(rows)]
+    body = [_title(h), _decode(rec, rows, grid), _kv(rec), _prefill(rows), _steps(rec),
+            kernel_bars.html_section(rec, _table, _facts, _code), _slow(rec), _telemetry(rec), _setup(h), _all(rows)]
     return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{t('Speed test matrix · ' + h.title)}</title><style>{CSS}</style></head><body>\n"
             + "\n".join(b for b in body if b) + "\n</body></html>\n")

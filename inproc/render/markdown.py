@@ -7,6 +7,7 @@ with our additions after theirs. ``inproc run`` writes it next to the results fi
 from __future__ import annotations
 
 from inproc.render import fmt
+from inproc.render import kernels
 from inproc.render.definitions import shown_definitions
 from inproc.render.header import Header, Section, build_header
 from inproc.render.matrix import (
@@ -27,8 +28,8 @@ from inproc.units import format_tokens
 def render_markdown(rec: RunRecord) -> str:
     """The whole report as Markdown text (ends with a newline)."""
     rows = measurements(rec)
-    blocks = [_header(build_header(rec)), _prefill(rows), _decode(rec, rows), _kv(rec), markdown_section(rec, table),
-              _all(rows)]
+    blocks = [_header(build_header(rec)), _prefill(rows), _decode(rec, rows), _kv(rec),
+              kernels.markdown_section(rec, table), markdown_section(rec, table), _all(rows)]
     return "\n\n".join(b for b in blocks if b) + "\n"
 
 

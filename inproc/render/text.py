@@ -12,6 +12,7 @@ from typing import Callable
 from inproc import types as st
 from inproc.measure.metrics import wall_per_window
 from inproc.record.schema import RunRecord
+from inproc.render import kernels
 from inproc.render.fmt import DASH, ms, num, tok_s
 from inproc.render.matrix import Grid, decode_grid, headline
 from inproc.render.measurements import PREFILL, Measurement, measurements
@@ -51,6 +52,7 @@ def render_matrix(rec: RunRecord) -> str:
         lines += ["", "TTFT, ms (median)"]
         lines += grid_lines(grid, lambda m: num(m.ttft_ms))
         lines += legend(grid)
+    lines += [w for x in kernels.text_lines(rec) for w in (_wrap(x) if x.strip() else [""])]
     windows = [e.figures.window_s for e in rec.decode if e.figures is not None]
     ratio = wall_per_window(rec.measure_s, windows)
     if ratio is not None:

@@ -64,7 +64,7 @@ def measure_decode(driver: Driver, sampling: EntrySampling, prompts: PromptFacto
         return derive.unmeasured_entry(cell, s.prompt_mode, reproduce, Verdict(cell.pre_status, cell.pre_reason, ()))
     cell_prompts = CellPrompts(prompts, cell.context, cell.concurrency, s.prompt_mode, s.suffix_tokens)
     settings = DecodeSettings(cell.concurrency, s.window_s, cell.max_tokens, s.temperature, window_steps=s.window_steps,
-                              anatomy_steps=ANATOMY_STEPS if s.anatomy else 0)
+                              anatomy_steps=ANATOMY_STEPS if s.anatomy else 0, kernel_steps=s.kernel_pass_steps)
     try:
         with sampling.sampling():
             trace = driver.decode_cell(cell_prompts, settings, primed, debug)

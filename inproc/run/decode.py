@@ -21,15 +21,9 @@ on the clock's nanosecond grid: ``inproc.measure.steps.on_ns_grid``):
 
 The accounting only the step anatomy reads (``Engine.set_anatomy``) is on only in its own pass:
 up to :data:`ANATOMY_STEPS` steps right after the window, same requests (``CellTrace.anatomy_pass``).
+The kernel pass (``inproc.run.kernelpass``, ``CellTrace.kernel_pass``) follows it, then any profiler.
 
-Garbage collection: when the window opens, the heap is frozen (``gc.freeze``), so no
-collection inside the window walks what was alive before it (the engine, earlier cells'
-records), and unfrozen when it closes. An engine that keeps its own heap frozen (vLLM
-freezes its startup heap) is left as it is: ``gc.unfreeze`` cannot undo only our part,
-and freezing again at every window would keep garbage that dies later (cycles among a
-cell's requests) from ever being collected. What the loop keeps grows per step only in
-the step arrays and the token ``array``s, which no collection walks, and per finished
-request by its ``RequestTrace`` (moved to ``done``); a step's result is dropped once filed.
+Garbage collection while the window is open, and why: ``inproc.run.window``.
 """
 from __future__ import annotations
 
@@ -45,6 +39,8 @@ from inproc.measure.trace import CellTrace, RequestTrace, StepSpan
 from inproc.plan.prompts import CellPrompts
 from inproc.run.gcwatch import GcWatch
 from inproc.run.idle import drain, stop
+from inproc.run.progress import tick_line
+from inproc.run.kernelpass import KernelPassRun
 from inproc.run.profiling import AfterWindow, DebugSettings, StepRanges
 from inproc.run.slowwatch import SlowWatch
 from inproc.run.watchdog import watched_step
@@ -68,6 +64,7 @@ class DecodeSettings:
     warmup_limit_s: float = 600.0  # open the window anyway after this long (reason recorded)
     window_steps: int | None = None  # a window of exactly this many steps instead of window_s
     anatomy_steps: int = 0  # the anatomy's own pass after the window: at most this many steps (0: none)
+    kernel_steps: int = 0  # the kernel pass after the anatomy's: this many steps (0: none)
 
 
 class DecodeCell:
@@ -112,6 +109,7 @@ class DecodeCell:
         name = f"ctx{prompts.context}-C{s.concurrency}"
         self.after = AfterWindow(engine, self.debug, name) if self.debug.profile and not self.debug.profile_slow else None
         self.slow = SlowWatch(engine, self.debug, name, self.rec) if self.debug.watch_slow else None
+        self.kernels = KernelPassRun(engine, s.kernel_steps, self.debug.profile_dir, name) if s.kernel_steps else None
 
     def run(self) -> CellTrace:
         """Submit C requests, step through the window (and any profiled steps), then abort what is left."""
@@ -130,27 +128,30 @@ class DecodeCell:
                 self.engine.set_anatomy(False)  # also when the pass was cut short
             if self.slow is not None:
                 self.slow.closed()
-        s, after, slow = self.s, self.after, self.slow
+            if self.kernels is not None:
+                self.kernels.abandon(len(self.rec) - 1)  # when the pass was cut short
+        s, after, slow, kernels = self.s, self.after, self.slow, self.kernels
         profiled = after.result if after else slow.result if slow else None
         return CellTrace(self.rec.freeze(), self._close(), self.open_s, s.window_s, self.reason, self.counters_start,
-                         self.counters_end, self.t0, s.window_steps, profiled, self.anatomy_pass)
+                         self.counters_end, self.t0, s.window_steps, profiled, self.anatomy_pass,
+                         kernels.result if kernels else None, kernels.table if kernels else None)
 
     # -- the loop ------------------------------------------------------------------
     def _loop(self) -> None:
         """Steps until the window (and any profiled steps after it) is done."""
         break_at, after = self.debug.break_at_step, self.after
-        closed, last_tick, anatomy_left = False, -TICK_S, 0
+        closed, last_tick, pass_left = False, -TICK_S, 0
         while True:
             if break_at and not closed and self.open_s is not None and self.window_steps == break_at - 1:
                 window_step = break_at  # noqa: F841 - for the debugger: the window step about to run
                 breakpoint()  # the Nth window step runs next, on this thread (PYTHONBREAKPOINT picks the debugger)
             i, res, now_s = self._step()
             finished = self._file(res, i)
-            if anatomy_left:
-                anatomy_left -= 1
-                if not anatomy_left:
-                    self._end_anatomy(i)
-                    if after is None or after.closed_at(i):
+            if pass_left:
+                pass_left -= 1
+                if not pass_left:
+                    pass_left = self._next_pass(i)
+                    if not pass_left and (after is None or after.closed_at(i)):
                         return
             elif closed:
                 if after.stepped(i):
@@ -158,14 +159,14 @@ class DecodeCell:
             elif not self._advance_watched(i, now_s, finished):
                 closed = True
                 self._thaw()
-                anatomy_left = self._start_anatomy(i)
-                if not anatomy_left and (after is None or after.closed_at(i)):
+                pass_left = self._next_pass(i)
+                if not pass_left and (after is None or after.closed_at(i)):
                     return
             if self.should_stop is not None and self.should_stop():
                 stop(self.engine, list(self.active))
             if self.ticker is not None and now_s - last_tick >= TICK_S:
                 last_tick = now_s
-                self.ticker(self._tick_text(now_s, res))
+                self.ticker(tick_line(self.s, self.open_s, now_s, res))
             for _ in range(finished):
                 self._submit(initial=False)
 
@@ -253,17 +254,26 @@ class DecodeCell:
         self.counters_end = self.engine.counters()  # as of the last step inside the window
         return s.window_steps is None or self.window_steps < s.window_steps
 
-    def _start_anatomy(self, closed_at: int) -> int:
-        """The window closed at row ``closed_at``: switch the anatomy's accounting on; the pass's steps (0: none)."""
-        n = min(self.s.anatomy_steps, max(self.window_steps, 1))
-        if not n or not self.engine.set_anatomy(True):
+    def _next_pass(self, row: int) -> int:
+        """Row ``row`` closed the window or a pass after it: end that pass and start the next (the anatomy's,
+        then the kernel pass); the steps of the one started (0: none left)."""
+        kernels = self.kernels
+        if kernels is not None and kernels.profiler is not None:
+            self._engine_step = self._plain_step
+            kernels.end(row)
             return 0
-        self.anatomy_pass = StepSpan(closed_at + 1, closed_at)  # grows as the pass steps
+        if self.anatomy_pass is not None and self.anatomy_pass.last_step < self.anatomy_pass.first_step:
+            self.engine.set_anatomy(False)
+            self.anatomy_pass = StepSpan(self.anatomy_pass.first_step, row)
+        else:  # the window closed: the anatomy's accounting on for its own pass, if it has one
+            n = min(self.s.anatomy_steps, max(self.window_steps, 1))
+            if n and self.engine.set_anatomy(True):
+                self.anatomy_pass = StepSpan(row + 1, row)  # grows as the pass steps
+                return n
+        n = kernels.start(row) if kernels is not None else 0
+        if n:  # the pass's steps run inside the profiler's step marks
+            self._plain_step, self._engine_step = self._engine_step, kernels.wrap(self._engine_step)
         return n
-
-    def _end_anatomy(self, row: int) -> None:
-        self.engine.set_anatomy(False)
-        self.anatomy_pass = StepSpan(self.anatomy_pass.first_step, row)
 
     def _advance_watched(self, row: int, now_s: float, finished: int) -> bool:
         """:meth:`_advance`, then the step handed to the slow-step watch (when one is on)."""
@@ -287,14 +297,3 @@ class DecodeCell:
         if self._thaw_at_close:
             self._thaw_at_close = False
             gc.unfreeze()
-
-    def _tick_text(self, now_s: float, res: StepResult) -> str:
-        """One live status line (ends with '...': the terminal printer overwrites it)."""
-        s, open_s = self.s, self.open_s
-        if open_s is None:
-            phase = f"warm-up {now_s:.1f} s"
-        elif s.window_steps:
-            phase = f"window {now_s - open_s:.1f} s ({s.window_steps} steps)"
-        else:
-            phase = f"window {now_s - open_s:.1f}/{s.window_s:g} s"
-        return f"  {phase}, {res.num_running} running, {res.num_waiting} waiting ..."

@@ -94,3 +94,14 @@ class Progress:
     def note(self, line: str) -> None:
         """A line that is not an entry (a cell decided beforehand, a rebuild)."""
         self.sink(line)
+
+
+def tick_line(s, open_s: float | None, now_s: float, res) -> str:
+    """One live status line of a decode cell (``s``: its ``DecodeSettings``; ends with '...': a terminal overwrites it)."""
+    if open_s is None:
+        phase = f"warm-up {now_s:.1f} s"
+    elif s.window_steps:
+        phase = f"window {now_s - open_s:.1f} s ({s.window_steps} steps)"
+    else:
+        phase = f"window {now_s - open_s:.1f}/{s.window_s:g} s"
+    return f"  {phase}, {res.num_running} running, {res.num_waiting} waiting ..."

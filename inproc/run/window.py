@@ -1,4 +1,14 @@
-"""When a decode cell's window opens, and whether the heap is frozen before it does (``inproc.run.decode``)."""
+"""When a decode cell's window opens, and whether the heap is frozen before it does (``inproc.run.decode``).
+
+Garbage collection: when the window opens, the heap is frozen (``gc.freeze``), so no
+collection inside the window walks what was alive before it (the engine, earlier cells'
+records), and unfrozen when it closes. An engine that keeps its own heap frozen (vLLM
+freezes its startup heap) is left as it is: ``gc.unfreeze`` cannot undo only our part,
+and freezing again at every window would keep garbage that dies later (cycles among a
+cell's requests) from ever being collected. What the loop keeps grows per step only in
+the step arrays and the token ``array``s, which no collection walks, and per finished
+request by its ``RequestTrace`` (moved to ``done``); a step's result is dropped once filed.
+"""
 from __future__ import annotations
 
 import gc

@@ -40,3 +40,22 @@ def test_nothing_moved_is_unexplained():
     assert diagnose(base, new, "tok_s", 0.9) == "unexplained by the step records (host share unchanged; clocks unchanged)"
     clocked = diagnose(base, [anatomy(10.0, 1.0, clock=1500.0)], "ttft", 1.2)
     assert clocked.startswith("in the decode window after it: SM clock 1500 MHz (was 1980 MHz, −24 %)")
+
+
+def test_kernel_passes_on_every_night_name_the_category_the_change_sits_in():
+    import numpy as np
+    from dataclasses import replace
+    from tests.sim.kernels import PassSettings, simulate_runs
+
+    rng = np.random.default_rng(3)
+    before = [replace(anatomy(10.0, 1.0), kernels=k) for k in simulate_runs(PassSettings(), 4, rng)]
+    after = [replace(anatomy(11.5, 1.0), kernels=k) for k in simulate_runs(PassSettings(plant="gemm", plant_ms=1.5), 2, rng)]
+    ratio = 10.0 / 11.5
+    line = diagnose(before, after, "tok_s", ratio)
+    assert line.startswith("forward time per step +17 %") and "; the change sits in gemm: +1." in line
+    assert "(4 and 2 runs)" in line
+    clean = [replace(anatomy(11.5, 1.0), kernels=k) for k in simulate_runs(PassSettings(), 2, rng)]
+    assert "no kernel category moved beyond its noise" in diagnose(before, clean, "tok_s", ratio)
+    # A night without a kernel pass: nothing said of kernels.
+    assert "kernel" not in diagnose(before, [anatomy(11.5, 1.0)], "tok_s", ratio)
+    assert "kernel" not in diagnose(before, after, "ttft", 1.2)  # TTFT is before the window's steps

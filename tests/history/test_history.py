@@ -7,6 +7,7 @@ Fixtures: ``tests/fixtures/compare/run-1..3.json`` (the same build on an idle ma
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -209,3 +210,23 @@ def test_an_unreadable_night_is_named_in_the_report_and_the_rest_judged(tmp_path
     h = build_history(nights, unreadable=unreadable)
     assert len(h.nights) == 7 and [u.path for u in h.unreadable] == [str(bad)]
     assert f"unreadable night {bad}: " in render_history_markdown(h)
+
+
+def test_nights_with_kernel_passes_name_the_category_of_the_regression():
+    from dataclasses import replace
+
+    from tests.compare.test_kernels import with_kernels
+    from tests.sim.kernels import PassSettings
+
+    rng = np.random.default_rng(4)
+    nights = read_nights([HOG, *RUNS])
+    planted = PassSettings(plant="attention", plant_ms=3.0)  # the hog's night: its steps' attention grew
+    nights = [replace(n, record=with_kernels(n.record, planted if n.label == "hog" else PassSettings(), rng))
+              for n in nights]
+    slow = [c for c in build_history(nights).regressions if c.metric == "tok_s"]
+    assert len(slow) == 4
+    for c in slow:
+        found = re.search(r"; the change sits in attention: \+([\d.]+) ms per step \[\+([\d.]+), \+([\d.]+)\]", c.diagnosis)
+        assert found and float(found[2]) < 3.0 < float(found[3]) and "(3 and 1 runs)" in c.diagnosis, c.diagnosis
+    quiet = build_history([replace(n, record=with_kernels(n.record, PassSettings(), rng)) for n in read_nights([HOG, *RUNS])])
+    assert all("no kernel category moved beyond its noise" in c.diagnosis for c in quiet.regressions if c.metric == "tok_s")

@@ -42,9 +42,12 @@ def test_profile_torch_traces_exactly_the_steps_after_the_window(engine, tmp_pat
     (cell,) = load_results(out).decode
     trace, w = cell.trace, m.window(cell.trace)
     prof = trace.profiled
-    # Profiled steps follow the window, and the anatomy's own pass where the engine has one (vLLM).
-    after = trace.anatomy_pass.last_step if trace.anatomy_pass is not None else w.last_step
+    # Profiled steps follow the window, the anatomy's own pass where the engine has one (vLLM), and the
+    # kernel pass (on by default in inproc cell).
     assert (trace.anatomy_pass is not None) == (engine == "vllm")
+    kernels = trace.kernel_pass
+    assert kernels.note == "" and kernels.first_step == (trace.anatomy_pass.last_step if trace.anatomy_pass else w.last_step) + 1
+    after = kernels.last_step
     assert prof.kind == "torch" and (prof.first_step, prof.last_step) == (after + 3, after + 7)
     assert w.last_step - w.first_step + 1 == 12  # the window is measured clean, before any profiled step
     assert cell.figures.output_tokens == m.output_tokens(trace, w)

@@ -220,6 +220,12 @@ class SglangEngine:
         self._control(ProfileReq(req_type=ProfileReqType.STOP_PROFILE))
         return tuple(sorted(files_under(self._profile_dir) - self._profile_before))
 
+    def kernel_profiler(self, trace_dir: str, name: str):
+        """torch's profiler in this process, which runs rank 0's scheduler and forward (other TP ranks: unseen)."""
+        from inproc.engines.torchprof import KernelProfiler
+
+        return KernelProfiler("cuda" if str(self._sched.device).startswith("cuda") else "cpu", trace_dir, name)
+
     def _control(self, request) -> None:
         """A control request, taken in at once (between steps), as the scheduler's loop takes it in."""
         from sglang.srt.managers.io_struct import sock_send

@@ -142,6 +142,19 @@ class VllmEngine:
         self._engine.stop_profile()
         return tuple(sorted(files_under(self._profile_dir) - self._profile_before))
 
+    def kernel_profiler(self, trace_dir: str, name: str):
+        """torch's profiler in this process: the model runs here only with vLLM's one-process executor."""
+        from inproc.engines.base import KernelsUnavailable
+        from inproc.engines.torchprof import KernelProfiler
+
+        executor = type(getattr(self._core, "model_executor", None)).__name__
+        if executor != "UniProcExecutor":
+            raise KernelsUnavailable(f"the kernel pass profiles inproc's own process, and vLLM's {executor} runs the "
+                                     "model in worker processes (tensor-parallel-size > 1, or several nodes)")
+        import torch
+
+        return KernelProfiler("cuda" if torch.cuda.is_available() else "cpu", trace_dir, name)
+
     def shutdown(self) -> None:
         engine, self._engine = self._engine, None
         if engine is not None:

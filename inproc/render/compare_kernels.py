@@ -1,0 +1,65 @@
+"""The kernel section of a comparison (``Comparison.kernels``, ``inproc.compare.kernels``): text, Markdown, JSON, HTML.
+
+One line per cell whose runs all have a kernel pass: the categories named, with their
+change per step and interval, and the kernels within them; or that none moved beyond its
+noise. Every category's figures are in the JSON.
+"""
+from __future__ import annotations
+
+import textwrap
+from dataclasses import asdict
+
+from inproc.compare.kernels import MATERIAL, KernelChange, describe
+from inproc.compare.spread import NIGHT_ALPHA
+from inproc.compare.verdicts import Comparison
+from inproc.render.svg import t
+from inproc.units import cell_key, format_tokens
+
+TITLE = "Kernels: where the step's device time moved"
+RULE = (f"Each kernel category's device time per profiled step, new − baseline, where every run of a cell has a "
+        f"kernel pass. A category is named when its change is an alarm under one alarm rate of "
+        f"{NIGHT_ALPHA * 100:g}% over every category of every cell, and at least {MATERIAL * 100:g}% of the "
+        f"baseline's step time. One run each side names a category only against a stated --run-spread.")
+
+
+def _cell(k: KernelChange) -> str:
+    return f"{format_tokens(k.context)} x {k.concurrency}"
+
+
+def lines(c: Comparison) -> list[str]:
+    """One line per cell with a kernel pass on both sides: "256 x 4: the change sits in gemm: …"."""
+    return [f"{_cell(k)}: {describe(k)}" for k in c.kernels]
+
+
+def text_section(c: Comparison) -> str:
+    """The section for a terminal ("" when no cell has a kernel pass on both sides)."""
+    if not c.kernels:
+        return ""
+    rule = textwrap.fill(RULE, 118, initial_indent="  ", subsequent_indent="  ")
+    return f"\n{TITLE}\n{rule}\n" + "".join(f"  {x}\n" for x in lines(c))
+
+
+def markdown_section(c: Comparison) -> list[str]:
+    """The section's Markdown lines (none when no cell has a kernel pass on both sides)."""
+    if not c.kernels:
+        return []
+    esc = lambda s: s.replace("|", "\\|")
+    return [f"### {TITLE}", "", esc(RULE), ""] + [f"- {esc(x)}" for x in lines(c)] + [""]
+
+
+def html_section(c: Comparison) -> str:
+    if not c.kernels:
+        return ""
+    return (f"<h2>{t(TITLE)}</h2><p>{t(RULE)}</p><ul>" + "".join(f"<li>{t(x)}</li>" for x in lines(c)) + "</ul>")
+
+
+def to_json(c: Comparison) -> list[dict]:
+    """Per cell: the test, the units, the step's change, every category (named or not), the kernels within named ones."""
+    return [{"cell": cell_key(k.context, k.concurrency), "context": k.context, "concurrency": k.concurrency,
+             "test": k.test, "n_base": k.n_base, "n_new": k.n_new, "indicative": k.indicative,
+             "judged": k.judged, "run_spread": k.run_spread,
+             "base_step_ms": k.base_step_ms, "step_delta_ms": k.step_delta_ms, "material_ms": k.material_ms,
+             "named": [x.category for x in k.named], "diagnosis": describe(k),
+             "categories": [asdict(x) for x in k.categories],
+             "kernels": {cat: [asdict(s) for s in shifts] for cat, shifts in k.kernels}}
+            for k in c.kernels]
