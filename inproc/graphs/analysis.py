@@ -55,7 +55,7 @@ class GraphsAnalysis:
     runs: tuple[RunSteps, ...]
     cells: tuple[CellSteps, ...]
     captured: tuple[int, ...] | None
-    lists: tuple[ListReport, ...]  # captured (when there is one), each --sizes, suggested last
+    lists: tuple[ListReport, ...]  # captured (when recorded), each --sizes, suggested last
     curve: tuple[Pick, ...]  # K = 1, 2, ...: the least waste at most K sizes reach
     budget: int
     multiple_of: int  # the suggested sizes are multiples of this
@@ -143,10 +143,11 @@ def analyse(runs: tuple[RunSteps, ...], cost: CaptureCost, opts: Options) -> Gra
     top = max(budget, len(captured or ()))
     curve = least_waste_curve(counts[eligible], weights[eligible], top, multiple) if distinct else ()
     pick = curve[budget - 1].sizes if curve else ()
-    lists = [cost_list(CAPTURED, captured, cells, opts.weight)] if captured else []
+    # The captured list even when empty (nothing captured: every step eager), so a sweep can measure it.
+    lists = [cost_list(CAPTURED, captured, cells, opts.weight)] if captured is not None else []
     lists += [cost_list(f"--sizes {_short(s)}", s, cells, opts.weight) for s in opts.sizes]
     lists.append(cost_list(SUGGESTED, pick, cells, opts.weight))
-    cap = lists[0] if captured else None
+    cap = lists[0] if captured is not None else None
     return GraphsAnalysis(runs, cells, captured, tuple(lists), curve, budget, multiple, opts, cost,
                           padding_check(cells, captured or ()), _shorter(curve, cap, cells, opts.weight), notes)
 

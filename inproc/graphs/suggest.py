@@ -52,24 +52,46 @@ def round_up(values: np.ndarray, multiple: int) -> np.ndarray:
     return -(-np.asarray(values, dtype=np.int64) // multiple) * multiple
 
 
+#: Up to this many distinct counts the table is filled a whole row at a time (an n × n matrix of costs).
+MATRIX_MAX = 2048
+
+
 def _table(values: np.ndarray, w: np.ndarray, k_max: int, multiple: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """``best[k-1][j]`` and the start ``i`` of the last run, for k = 1..k_max (see the module docstring)."""
     pw = np.concatenate([[0.0], np.cumsum(w)])
     ps = np.concatenate([[0.0], np.cumsum(w * values.astype(np.float64))])
     v = round_up(values, multiple).astype(np.float64)  # the size a run ending at v_j is padded to
     n = v.size
-    first = v * pw[1:] - ps[1:]  # one run v_1..v_j padded to v_j
-    best, start = [first], [np.zeros(n, dtype=np.int64)]
+    best, start = [v * pw[1:] - ps[1:]], [np.zeros(n, dtype=np.int64)]  # k = 1: one run v_1..v_j
+    # cost[i, j]: the run v_i..v_j padded to v_j (meaningful for i <= j; the rest is masked below).
+    cost = None
+    if n <= MATRIX_MAX:
+        cost = v[None, :] * (pw[None, 1:] - pw[:-1, None]) - (ps[None, 1:] - ps[:-1, None])
+        cost[np.tril_indices(n, -1)] = np.inf
     for k in range(2, k_max + 1):
-        prev, cur, arg = best[-1], np.full(n, np.inf), np.zeros(n, dtype=np.int64)
-        for j in range(k - 1, n):
-            i = np.arange(k - 1, j + 1)  # the last run is v_i..v_j, after k-1 sizes ending at v_{i-1}
-            cand = prev[i - 1] + v[j] * (pw[j + 1] - pw[i]) - (ps[j + 1] - ps[i])
-            at = int(np.argmin(cand))
-            cur[j], arg[j] = cand[at], i[at]
+        prev = np.full(n, np.inf)
+        prev[k - 1:] = best[-1][k - 2:n - 1]  # prev[i] = best[k-1][i-1]: k-1 sizes end at v_{i-1}
+        if cost is not None:
+            cand = prev[:, None] + cost
+            arg = np.argmin(cand, axis=0)
+            cur = cand[arg, np.arange(n)]
+        else:
+            cur, arg = _row_by_row(prev, v, pw, ps, k)
         best.append(cur)
         start.append(arg)
     return best, start
+
+
+def _row_by_row(prev: np.ndarray, v: np.ndarray, pw: np.ndarray, ps: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """One level of the table, j by j (numpy over i), for more counts than fit a matrix."""
+    n = v.size
+    cur, arg = np.full(n, np.inf), np.zeros(n, dtype=np.int64)
+    for j in range(k - 1, n):
+        i = np.arange(k - 1, j + 1)  # the last run is v_i..v_j
+        cand = prev[i] + v[j] * (pw[j + 1] - pw[i]) - (ps[j + 1] - ps[i])
+        at = int(np.argmin(cand))
+        cur[j], arg[j] = cand[at], i[at]
+    return cur, arg
 
 
 def _trace(values: np.ndarray, start: list[np.ndarray], k: int, multiple: int) -> tuple[int, ...]:

@@ -11,7 +11,8 @@ from inproc.graphs.analysis import GraphsAnalysis, ListReport
 from inproc.graphs.cost import NONE_RECORDED
 from inproc.graphs.padding import ListCost
 from inproc.render import fmt
-from inproc.render.markdown import table
+from inproc.render.mdtable import table
+from inproc.render.svg import Chart, Series
 
 LIST_HEAD = ["list", "sizes", "largest", "padded tokens", "padding share", "steps without a graph",
              "their time share", "sizes no step used"]
@@ -126,7 +127,7 @@ def suggestion_lines(a: GraphsAnalysis, set_line: str) -> list[str]:
         lines.append(f"A shorter list pads no more than the captured {len(cap_list.sizes)}: {len(a.shorter.sizes)} sizes, "
                      f"{sizes_text(a.shorter.sizes)} ({fmt.num(a.shorter.total.waste_tokens)} padded tokens against "
                      f"{fmt.num(cap_list.total.waste_tokens)}).")
-    elif cap_list is not None:
+    elif cap_list is not None and cap_list.sizes:
         lines.append(f"No shorter list pads as little as the captured {len(cap_list.sizes)} sizes on these steps.")
     if set_line:
         lines.append(f"To measure it: {set_line}")
@@ -152,6 +153,18 @@ def check_line(a: GraphsAnalysis) -> str:
     line = (f"Padding check: the arithmetic with the captured list gives the engine's own padded tokens on "
             f"{k.agree:,} of {k.checked:,} steps.")
     return line + (f" First difference: {k.first_miss}." if k.first_miss else "")
+
+
+def curve_chart(a: GraphsAnalysis) -> Chart:
+    """Least padded tokens (or token·s) against K, with each costed list as a point at its length."""
+    ks = list(range(1, len(a.curve) + 1))
+    y_label = "padded tokens" if a.options.weight == "tokens" else "padded token·s"
+    y = (lambda c: c.waste_tokens) if a.options.weight == "tokens" else (lambda c: c.waste_weighted)
+    series = [Series("least waste with K sizes", ks, [p.waste_tokens if a.options.weight == "tokens"
+                                                       else p.waste_weighted for p in a.curve])]
+    series += [Series(r.name, [len(r.sizes)], [y(r.total)]) for r in a.lists if r.sizes]
+    return Chart("Waste against the number of sizes", "K (sizes)", y_label, tuple(series), markers=True,
+                 x_range=(1, max(ks + [len(r.sizes) for r in a.lists])), width=640, height=300)
 
 
 def render_graphs_markdown(a: GraphsAnalysis, set_line: str = "", title: str = "# CUDA-graph capture sizes") -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from inproc.graphs.analysis import GraphsAnalysis
 from inproc.render.graphs import (
     CURVE_NOTE,
+    curve_chart,
     DEFINITIONS,
     LIST_HEAD,
     captured_line,
@@ -18,19 +19,7 @@ from inproc.render.graphs import (
     suggestion_lines,
 )
 from inproc.render.html import CSS
-from inproc.render.svg import Chart, Series, line_chart, t
-
-
-def curve_chart(a: GraphsAnalysis) -> Chart:
-    """Least padded tokens (or token·s) against K, with each costed list as a point at its length."""
-    ks = list(range(1, len(a.curve) + 1))
-    y_label = "padded tokens" if a.options.weight == "tokens" else "padded token·s"
-    y = (lambda c: c.waste_tokens) if a.options.weight == "tokens" else (lambda c: c.waste_weighted)
-    series = [Series("least waste with K sizes", ks, [p.waste_tokens if a.options.weight == "tokens"
-                                                       else p.waste_weighted for p in a.curve])]
-    series += [Series(r.name, [len(r.sizes)], [y(r.total)]) for r in a.lists if r.sizes]
-    return Chart("Waste against the number of sizes", "K (sizes)", y_label, tuple(series), markers=True,
-                 x_range=(1, max(ks + [len(r.sizes) for r in a.lists])), width=640, height=300)
+from inproc.render.svg import line_chart, t
 
 
 def _table(head: list[str], rows: list[list[str]]) -> str:
