@@ -115,3 +115,29 @@ def test_a_damaged_cell_is_named_and_the_rest_analysed(tmp_path, capfd):
     d = json.loads(done.stdout)
     assert [c["cell"] for c in d["cells"]] == ["256x2"] and d["lists"][0]["padded_tokens"] == 4
     assert d["not_read"][0].startswith("decode-256x4: ")
+
+
+def test_the_reports_cuda_graphs_section(gpu_like, hand, tmp_path, capfd):
+    md = run_main(capfd, "report", gpu_like)
+    assert md.returncode == 0 and "## CUDA graphs" in md.stdout
+    section = md.stdout.split("## CUDA graphs")[1].split("\n## ")[0]
+    assert "Captured: 55 sizes up to 768" in section and "A shorter list pads no more than the captured 55" in section
+    page = tmp_path / "r.html"
+    assert run_main(capfd, "report", gpu_like, "--format", "html", "-o", page).returncode == 0
+    html = page.read_text()
+    assert "<h2>CUDA graphs</h2>" in html and "Waste against the number of sizes" in html
+    # A run that captured nothing has no section unless a list is given.
+    fixture = synthetic.TEMPLATE
+    assert "## CUDA graphs" not in run_main(capfd, "report", fixture).stdout
+    given = run_main(capfd, "report", hand, "--sizes", "3,9")
+    assert "| --sizes 3,9 | 3,9 | 9 | 20 |" in given.stdout
+    bad = run_main(capfd, "report", hand, "--sizes", "3,3")
+    assert bad.returncode == 2 and "3 follows 3" in bad.stderr and len(bad.stderr.splitlines()) == 1
+
+
+def test_several_files_are_costed_together(hand, gpu_like, capfd):
+    d = _json(capfd, hand, gpu_like, "--budget", "4")
+    assert [c["cell"] for c in d["cells"]][:2] == ["r.json: 256x2", "r.json: 256x4"]
+    assert d["cells"][2]["cell"] == "gpu.json: 8192x1" and len(d["cells"]) == 10
+    assert d["notes"] == [f"{gpu_like} captured {','.join(map(str, synthetic.shipped_sizes()))}, not 2,4,8: "
+                          "the captured list is the first file's"]
