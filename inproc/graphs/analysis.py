@@ -83,9 +83,9 @@ def _weights(cell: CellSteps, weight: str) -> np.ndarray:
 
 def cost_list(name: str, sizes: tuple[int, ...], cells: tuple[CellSteps, ...], weight: str) -> ListReport:
     """``sizes`` costed on each cell's steps and on all of them."""
-    per = tuple(list_cost(c.counts, c.times_s, sizes, _weights(c, weight)) for c in cells)
+    per = tuple(list_cost(c.counts, c.times_s, sizes, _weights(c, weight), c.window_s) for c in cells)
     every = list_cost(np.concatenate([c.counts for c in cells]), np.concatenate([c.times_s for c in cells]), sizes,
-                      np.concatenate([_weights(c, weight) for c in cells]))
+                      np.concatenate([_weights(c, weight) for c in cells]), sum(c.window_s for c in cells))
     return ListReport(name, tuple(sizes), per, every)
 
 

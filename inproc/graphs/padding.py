@@ -58,7 +58,7 @@ class ListCost:
     waste_weighted: float  # Σ weight × (padded − unpadded): the quantity --weight minimizes
     eager_steps: int  # steps above the largest size (run without a graph)
     eager_time_s: float  # their Σ step time
-    time_s: float  # Σ step time of every step counted
+    time_s: float  # Σ step time the share is of: the whole window's (prefill steps too) where given
     unused: tuple[int, ...]  # sizes no step was padded to
 
     @property
@@ -69,15 +69,16 @@ class ListCost:
 
     @property
     def eager_time_share(self) -> float | None:
-        """Steps run without a graph: their share of the steps' time."""
+        """Steps run without a graph: their share of the window's time (:attr:`time_s`)."""
         return self.eager_time_s / self.time_s if self.time_s > 0 else None
 
 
 def list_cost(counts: np.ndarray, times_s: np.ndarray, sizes: tuple[int, ...],
-              weights: np.ndarray | None = None) -> ListCost:
+              weights: np.ndarray | None = None, window_s: float | None = None) -> ListCost:
     """The padding ``sizes`` costs on steps of ``counts`` tokens taking ``times_s`` seconds each.
 
-    ``weights`` (default 1 per step) weighs each step's padded tokens in ``waste_weighted``.
+    ``weights`` (default 1 per step) weighs each step's padded tokens in ``waste_weighted``;
+    ``window_s``: the time the eager steps' share is of (default: Σ ``times_s``).
     """
     counts = np.asarray(counts, dtype=np.int64)
     times_s = np.asarray(times_s, dtype=np.float64)
@@ -88,5 +89,5 @@ def list_cost(counts: np.ndarray, times_s: np.ndarray, sizes: tuple[int, ...],
     used = set(np.unique(run[~eager]).tolist())
     ok_times = np.nan_to_num(times_s, nan=0.0)
     return ListCost(tuple(sizes), int(counts.size), int(counts.sum()), int(pad.sum()), float((w * pad).sum()),
-                    int(eager.sum()), float(ok_times[eager].sum()), float(ok_times.sum()),
+                    int(eager.sum()), float(ok_times[eager].sum()), float(ok_times.sum() if window_s is None else window_s),
                     tuple(s for s in sizes if s not in used))

@@ -43,6 +43,7 @@ class CellSteps:
     graph_modes: np.ndarray  # index into GRAPH_MODES (-1: not recorded)
     left_out: int  # window steps that held a prefill chunk
     source: str  # where the counts came from
+    window_s: float  # Σ Engine.step() time of every window step (the left-out ones too)
 
     @property
     def steps(self) -> int:
@@ -92,9 +93,10 @@ def _cell(e: DecodeEntry, label: str, k: int) -> CellSteps | str:
     prefill, running = s.num_prefill_reqs[rows], s.num_running[rows]
     decode = np.where(prefill >= 0, prefill == 0, counts <= running * (1 + k)) & (counts > 0)
     source = "CUDAGraphStat" if (unpadded[decode] >= 0).all() else "scheduled tokens"
-    return CellSteps(label, e.context, e.concurrency, e.status, counts[decode].astype(np.int64),
-                     (s.t_end_s[rows] - s.t_start_s[rows])[decode], s.num_padded_tokens[rows][decode],
-                     s.graph_mode[rows][decode], int((~decode).sum()), source)
+    times = s.t_end_s[rows] - s.t_start_s[rows]
+    return CellSteps(label, e.context, e.concurrency, e.status, counts[decode].astype(np.int64), times[decode],
+                     s.num_padded_tokens[rows][decode], s.graph_mode[rows][decode], int((~decode).sum()), source,
+                     float(np.nan_to_num(times, nan=0.0).sum()))
 
 
 def read_run(rec: RunRecord, path: str, prefix: str = "") -> RunSteps:
@@ -108,8 +110,10 @@ def read_run(rec: RunRecord, path: str, prefix: str = "") -> RunSteps:
         (damaged if isinstance(got, str) else cells).append(got)
     if not any(c.steps for c in cells):
         statuses = ", ".join(sorted({e.status for e in rec.decode})) or "no decode cell"
+        unread = f"; {len(damaged)} not read, first {damaged[0]}" if damaged else ""
         raise UsageError(f"{path} has no decode steps to read: no Valid or Requests queued cell with a window "
-                         f"({statuses}). Give a results file of 'inproc run' or 'inproc cell' with a measured decode cell.")
+                         f"({statuses}{unread}). Give a results file of 'inproc run' or 'inproc cell' with a measured "
+                         "decode cell.")
     return RunSteps(path, tuple(cells), tuple(damaged), captured_sizes(rec), k, rec.engine.settings.speculative_method)
 
 

@@ -22,7 +22,8 @@ DEFINITIONS = (
     ("padded tokens", "Σ over the window's decode steps of (the captured size the step ran − its tokens); "
                       "each step counted once; a step above the largest size pads nothing and runs without a graph"),
     ("padding share", "padded tokens ÷ the tokens the graphs ran (as the anatomy's Padding)"),
-    ("steps without a graph", "decode steps above the list's largest size; their share of the steps' time"),
+    ("steps without a graph", "decode steps above the list's largest size; their share of the windows' time "
+                              "(every window step's Engine.step() time, prefill steps too)"),
     ("weight time", "each step's padded tokens × its Engine.step() time, in token·seconds (--weight time)"),
     ("capture cost", "the build's recorded capture memory and time ÷ the sizes captured: an even split, an estimate"),
 )

@@ -81,7 +81,7 @@ def _list_run(run: VariantRun, asked: tuple[int, ...], rec: RunRecord | None) ->
     padded = np.concatenate([c.recorded_padded for c in cells])
     known = padded >= 0
     return ListRun(v.index, v.tag, sizes, run.status, resolved,
-                   list_cost(counts, np.concatenate([c.times_s for c in cells]), sizes),
+                   list_cost(counts, np.concatenate([c.times_s for c in cells]), sizes, None, sum(c.window_s for c in cells)),
                    int((padded[known] - counts[known]).sum()) if known.any() else None,
                    padding_check(tuple(cells), resolved or ()), s.graph_capture_memory_bytes, s.graph_capture_s,
                    rec.engine.build_s)
