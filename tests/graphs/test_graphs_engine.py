@@ -66,9 +66,12 @@ def test_the_counts_read_are_the_engines_scheduled_tokens(runs, name, k, capfd):
         # Drafts scheduled and verified: counts above C, yet not C × (1 + k) on every step.
         assert (cell.counts > C).any() and (cell.counts != C * (1 + k)).any()
         assert (delivered <= cell.counts).all() and counter_delta(entry.trace, "spec_draft_tokens") > 0
-    done = spawn.run_main(capfd, "graphs", runs[name], "--format", "json", "--budget", "2")
+    done = spawn.run_main(capfd, "graphs", runs[name], "--format", "json", "--budget", "2", "--sizes", "4,8,16")
     assert done.returncode == 0, done.stderr
     d = json.loads(done.stdout)
+    given = d["cells"][0]["lists"]["--sizes 4,8,16"]
+    by_hand = sum(next(s for s in (4, 8, 16) if s >= n) - n if n <= 16 else 0 for n in cell.counts.tolist())
+    assert given["padded_tokens"] == by_hand and given["steps_without_graph"] == int((cell.counts > 16).sum())
     assert d["captured"] == [] and d["padding_check"]["agree"] == d["padding_check"]["checked"] == cell.steps
     assert len(d["curve"]) == 2 and d["suggested"]["sizes"][-1] == int(cell.counts.max())
     assert not d["capture_cost"]["recorded"]
