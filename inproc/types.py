@@ -1,7 +1,6 @@
 """The plain data every layer shares: what is launched, what the engine holds, what a step did.
 
-Plain Python only: no engine, no torch, no numpy. Engines fill these types
-(``inproc.engines``); planning, measuring, recording and rendering read them.
+Plain Python only: no engine, no torch, no numpy. Engines fill them (``inproc.engines``), the rest reads them.
 """
 from __future__ import annotations
 
@@ -135,7 +134,9 @@ class EngineSettings:
     num_speculative_tokens: int | None = None  # drafts per verify: vLLM num_speculative_tokens, SGLang speculative_num_draft_tokens
     async_scheduling: bool | None = None  # vLLM: steps return the previous batch's outputs (None: not vLLM)
     event_loop: str | None = None  # SGLang: "overlap" or "normal" (None: not SGLang)
-    graph_capture_memory_bytes: int | None = None  # what CUDA-graph capture took; None: nothing captured
+    graph_capture_memory_bytes: int | None = None  # what CUDA-graph capture took (bytes, seconds); None: nothing captured
+    graph_capture_s: float | None = None
+    graph_capture_sizes: tuple[int, ...] | None = None  # token counts captured as resolved; (): none; None: not recorded
     compute_dtype: str | None = None  # the matmuls' dtype, from the engine's kernels (engines/kernels.py)
     compute_dtype_source: str | None = None  # where it was read from, or why unknown; both None: not recorded
     shown: Mapping[str, object] = field(default_factory=dict)
@@ -278,9 +279,8 @@ class EngineCounters:
     """Cumulative engine statistics since build, as the engine counts them; None where it counts none.
 
     ``prefix_queries`` / ``hits``: prompt tokens looked up in / served from the prefix cache.
-    ``generation_tokens``: output tokens the engine core emitted; ``dropped_tokens``: of those,
-    emitted for requests already aborted. ``spec_*``: speculative decoding (drafts, draft
-    tokens, accepted draft tokens). The driver takes differences over a window."""
+    ``generation_tokens``: output tokens the engine core emitted; ``dropped_tokens``: of those, emitted for
+    requests already aborted. ``spec_*``: drafts, draft tokens, accepted draft tokens. Differences over a window."""
 
     generation_tokens: int = 0
     prefix_queries: int | None = None

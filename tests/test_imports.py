@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "inproc"
 ENGINES_DIR = PACKAGE / "engines"
 # Packages only the engine adapters (and telemetry's NVML reader) may import.
 HEAVY = {"vllm", "sglang", "torch", "pynvml", "triton", "transformers", "zmq"}
-PURE_LAYERS = ("plan", "measure", "record", "render", "sweep", "compare", "history", "bisect")
+PURE_LAYERS = ("plan", "measure", "record", "render", "sweep", "compare", "history", "bisect", "graphs")
 MAX_MODULE_LINES = 300
 MAX_FUNCTION_LINES = 50
 

@@ -14,6 +14,7 @@ from inproc.cli.baseline_cmd import baseline
 from inproc.cli.bisect_cmd import bisect
 from inproc.cli.cell_cmd import cell
 from inproc.cli.compare_cmd import compare
+from inproc.cli.graphs_cmd import graphs
 from inproc.cli.history_cmd import history
 from inproc.cli.merge_cmd import merge
 from inproc.cli.profile_cmd import profile
@@ -45,6 +46,7 @@ cli.add_command(baseline)
 cli.add_command(history)
 cli.add_command(selftest)
 cli.add_command(bisect)
+cli.add_command(graphs)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -6,6 +6,7 @@ from pathlib import Path
 import click
 
 from inproc.errors import UsageError
+from inproc.graphs.padding import parse_sizes
 from inproc.render.csv import render_csv
 from inproc.render.html import render_html
 from inproc.render.markdown import render_markdown
@@ -27,15 +28,21 @@ SWEEP_RENDERERS = {"md": render_sweep_markdown, "html": render_sweep_html, "csv"
 @click.option("--rederive", is_flag=True,
               help="Derive every figure and verdict again from the raw records instead of reading the ones the file "
                    "cached (done anyway when the file's definitions version is not this inproc's).")
-def report(results_path: str, fmt: str, output: str | None, rederive: bool) -> None:
+@click.option("--sizes", multiple=True, metavar="LIST",
+              help="A list of CUDA-graph capture sizes to cost in the report's CUDA graphs section, e.g. 1,2,4,8 "
+                   "(repeatable; the section shows the captured list without it).")
+def report(results_path: str, fmt: str, output: str | None, rederive: bool, sizes: tuple[str, ...]) -> None:
     """Render the matrix report of a results file written by 'inproc run' or 'inproc cell',
     or the summary of a sweep folder written by 'inproc sweep' (one chart per cell in HTML)."""
+    graph_sizes = tuple(parse_sizes(s) for s in sizes)
     if output:
         check_output_path(output, results_path)
     if Path(results_path).is_dir():
         text = SWEEP_RENDERERS[fmt](summarize(load_sweep(results_path), results_path))
+    elif fmt == "csv":
+        text = render_csv(load_results(results_path, rederive=rederive))
     else:
-        text = RENDERERS[fmt](load_results(results_path, rederive=rederive))
+        text = RENDERERS[fmt](load_results(results_path, rederive=rederive), graph_sizes)
     emit(text, output, "report")
 
 

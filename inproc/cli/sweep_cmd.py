@@ -19,6 +19,7 @@ from inproc.profiles.spec import Profile, load_with_overrides
 from inproc.record.io import write_text_atomic
 from inproc.render.sweep import render_sweep_markdown
 from inproc.sweep.manifest import DONE, SWEEP_FILE, Sweep, SweepPlan, VariantRun, load_sweep, sweep_path
+from inproc.sweep.graph_lists import graph_variants, parse_graph_sizes
 from inproc.sweep.plan import Variant, parse_varies, plan_variants
 from inproc.sweep.run import run_sweep
 from inproc.sweep.summary import summarize
@@ -35,6 +36,9 @@ SUMMARY_FILE = "sweep.md"
                    "argument (compilation-config.cudagraph_capture_sizes) or env.NAME. A value with commas goes in "
                    "brackets ([1,2,4]), or the flag is given once per value.")
 @click.option("--zip", "zipped", is_flag=True, help="Pair the i-th values of every --vary instead of every combination.")
+@click.option("--graph-sizes", metavar="LISTS",
+              help="Lists of CUDA-graph capture sizes, one engine each: a sizes file from 'inproc graphs --sweep-file' "
+                   "(FILE, or FILE:captured,suggested), or captured (the profile's own) and bracketed lists [1,2,4,8].")
 @click.option("--cells", help="Decode cells, CONTEXTxCONCURRENCY: 8Kx1,8Kx16 (or --contexts and --concurrency).")
 @click.option("--contexts", help="Decode contexts of a grid, e.g. 8K,32K.")
 @click.option("--concurrency", help="Concurrency levels of a grid, e.g. 1,16,64.")
@@ -43,7 +47,7 @@ SUMMARY_FILE = "sweep.md"
 @click.option("--resume", is_flag=True, help="Continue the sweep in --out: run only the variants not done or failed.")
 @click.option("--force", is_flag=True, help="Start over in an existing sweep folder.")
 @measure_options
-def sweep(profile_path, varies, zipped, cells, contexts, concurrency, out_dir, resume, force, sets, seed, loop_check,
+def sweep(profile_path, varies, zipped, graph_sizes, cells, contexts, concurrency, out_dir, resume, force, sets, seed, loop_check,
           telemetry_hz, **flags):
     """Measure the same decode cells once per variant of engine settings, each in a fresh engine.
 
@@ -67,8 +71,7 @@ def sweep(profile_path, varies, zipped, cells, contexts, concurrency, out_dir, r
     if resume and force:
         raise UsageError("--resume continues the sweep in --out and --force starts it over; give one of them.")
     profile = load_with_overrides(profile_path, sets)
-    parsed = parse_varies(varies)
-    variants = plan_variants(parsed, zipped)
+    parsed, lists, variants = _variants(profile, varies, zipped, graph_sizes)
     for v in variants:
         profile.with_overrides(v.sets)  # every override applies (a key into a table that is no table...)
     grid = dict(contexts=parse_token_list(contexts) if contexts else None,
@@ -79,7 +82,8 @@ def sweep(profile_path, varies, zipped, cells, contexts, concurrency, out_dir, r
     plan = SweepPlan(profile.path, profile.name, profile.engine, parsed, zipped,
                      tuple(_run_args(cells, contexts, concurrency, sets, loop_check, telemetry_hz, flags)),
                      seed if seed is not None else secrets.randbits(31),
-                     {"model": profile.model, "engine_args": profile.engine_args, "env": profile.env})
+                     {"model": profile.model, "engine_args": profile.engine_args, "env": profile.env},
+                     tuple((g.name, g.sizes) for g in lists))
     directory = Path(out_dir)
     old = _resumed(directory, plan, seed) if resume else None
     if old is None:
@@ -92,6 +96,23 @@ def sweep(profile_path, varies, zipped, cells, contexts, concurrency, out_dir, r
     click.echo(f"sweep:   {sweep_path(directory)}\nsummary: {directory / SUMMARY_FILE}")
     if not any(r.status == DONE for r in done.runs):
         raise click.ClickException("no variant was measured; sweep.json and sweep.md list why.")
+
+
+def _variants(profile: Profile, varies, zipped: bool, graph_sizes: str | None):
+    """(the --vary keys, the --graph-sizes lists, every variant): the lists crossed with the --vary variants."""
+    parsed = parse_varies(varies) if varies or not graph_sizes else ()
+    variants = plan_variants(parsed, zipped) if parsed else ()
+    lists = parse_graph_sizes(graph_sizes) if graph_sizes else ()
+    return parsed, lists, graph_variants(lists, _graph_sets(profile), variants) if lists else variants
+
+
+def _graph_sets(profile: Profile):
+    """The profile's engine's overrides for a list of sizes; one line where its graphs are not sized in tokens."""
+    adapter = engines.get(profile.engine)
+    if not adapter.graph_size_args:
+        raise UsageError(f"--graph-sizes: {adapter.label}'s CUDA graphs are not captured per token count; "
+                         "sweep its graph settings with --vary.")
+    return adapter.graph_size_sets
 
 
 def _write_summary(s: Sweep, directory: Path) -> None:

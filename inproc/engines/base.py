@@ -129,6 +129,16 @@ class EngineAdapter:
     max_len_args: tuple[str, ...] = ()
     # The engine versions the adapter was measured on, oldest first: the range the extras declare.
     tested_versions: tuple[str, ...] = ()
+    # The --set keys that set the token counts CUDA graphs are captured for: (the list, its largest
+    # size); empty where the engine's graphs are not sized in tokens (inproc graphs, sweep --graph-sizes).
+    graph_size_args: tuple[str, ...] = ()
+
+    def graph_size_sets(self, sizes: tuple[int, ...]) -> tuple[str, ...]:
+        """The ``--set KEY=VALUE`` overrides that capture graphs for ``sizes`` (none without ``graph_size_args``)."""
+        if not self.graph_size_args or not sizes:
+            return ()
+        listed, largest = self.graph_size_args
+        return (f"{listed}=[{','.join(map(str, sizes))}]", f"{largest}={sizes[-1]}")
 
     def tested_range(self) -> str:
         """The measured versions as a range: "0.30.0–0.32.0" (one version alone when that is all)."""

@@ -98,7 +98,10 @@ def _with_cell(d: dict[str, Any], cells: CellFolder | None, created: Any) -> dic
 
 def _settings(d: dict[str, Any] | None) -> EngineSettings:
     d = d or {}
-    return EngineSettings(**{**known_fields(EngineSettings, d), "shown": dict(d.get("shown") or {})})
+    known = known_fields(EngineSettings, d)
+    if known.get("graph_capture_sizes") is not None:
+        known["graph_capture_sizes"] = tuple(int(s) for s in known["graph_capture_sizes"])
+    return EngineSettings(**{**known, "shown": dict(d.get("shown") or {})})
 
 
 def _tuples(d: dict[str, Any]) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from inproc.measure.anatomy import OFF
 from inproc.render import fmt
 from inproc.render.charts import decode_chart, prefill_chart, step_panels, telemetry_panels
 from inproc.render.curve import curve
+from inproc.render.graphs_section_html import graphs_html
 from inproc.render.definitions import shown_definitions
 from inproc.render.header import Header, build_header
 from inproc.render.matrix import MEDIANS_NOTE, Grid, decode_grid, headline, legend_lines, throttle_warnings, ttft_note
@@ -42,13 +43,13 @@ svg.chart .grid{stroke:#e5e5e5}svg.chart .axis{stroke:#888}svg.chart .band{fill:
 """
 
 
-def render_html(rec: RunRecord) -> str:
-    """The whole report as one HTML page."""
+def render_html(rec: RunRecord, graph_sizes: tuple[tuple[int, ...], ...] = ()) -> str:
+    """The whole report as one HTML page; ``graph_sizes``: lists for its CUDA graphs section."""
     rows = measurements(rec)
     grid = decode_grid(rec.settings, rows, rec.shard.cells if rec.shard else None)
     h = build_header(rec)
     # The matrix first: a person opens the page to read it; the setup is there to answer questions about it.
-    body = [_title(h), _decode(rec, rows, grid), _kv(rec), _prefill(rows), _steps(rec),
+    body = [_title(h), _decode(rec, rows, grid), _kv(rec), _prefill(rows), _steps(rec), graphs_html(rec, graph_sizes),
             kernel_bars.html_section(rec, _table, _facts, _code), _slow(rec), _telemetry(rec), _setup(h), _all(rows)]
     return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{t('Speed test matrix · ' + h.title)}</title><style>{CSS}</style></head><body>\n"

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from inproc.render import fmt
 from inproc.render import kernels
+from inproc.render.graphs_section import graphs_markdown
+from inproc.render.mdtable import table
 from inproc.render.definitions import shown_definitions
 from inproc.render.header import Header, Section, build_header
 from inproc.render.matrix import (
@@ -25,23 +27,12 @@ from inproc.record.schema import RunRecord
 from inproc.units import format_tokens
 
 
-def render_markdown(rec: RunRecord) -> str:
-    """The whole report as Markdown text (ends with a newline)."""
+def render_markdown(rec: RunRecord, graph_sizes: tuple[tuple[int, ...], ...] = ()) -> str:
+    """The whole report as Markdown text (ends with a newline); ``graph_sizes``: lists for its CUDA graphs section."""
     rows = measurements(rec)
-    blocks = [_header(build_header(rec)), _prefill(rows), _decode(rec, rows), _kv(rec),
+    blocks = [_header(build_header(rec)), _prefill(rows), _decode(rec, rows), _kv(rec), graphs_markdown(rec, graph_sizes),
               kernels.markdown_section(rec, table), markdown_section(rec, table), _all(rows)]
     return "\n\n".join(b for b in blocks if b) + "\n"
-
-
-def cell(text: str) -> str:
-    """Text safe inside a Markdown table cell."""
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
-
-
-def table(head: list[str], body: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(cell(h) for h in head) + " |", "|" + "---|" * len(head)]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in body]
-    return "\n".join(lines)
 
 
 def _header(h: Header) -> str:

@@ -12,6 +12,7 @@ from inproc.render import fmt
 from inproc.render.definitions import Definition, definitions, doc
 from inproc.render.markdown import table
 from inproc.render.measurements import graph_text
+from inproc.render.sweep_graphs import markdown_section
 from inproc.sweep import summary as sm
 from inproc.sweep.manifest import DONE
 from inproc.sweep.summary import CellSummary, SweepSummary, VariantCell, VariantSummary
@@ -63,7 +64,8 @@ def variant_values(v: VariantSummary) -> list[str]:
 def headline(s: SweepSummary) -> str:
     """One line: what was swept, over what, and how it went."""
     plan = s.sweep.plan
-    keys = ", ".join(v.key for v in plan.varies)
+    keys = ", ".join(([f"--graph-sizes ({len(plan.graph_sizes)} lists)"] if plan.graph_sizes else [])
+                     + [v.key for v in plan.varies])
     how = "paired (--zip)" if plan.zipped else "every combination"
     done = sum(v.status == DONE for v in s.variants)
     state = "finished" if s.sweep.finished else "not finished"
@@ -94,6 +96,7 @@ def render_sweep_markdown(s: SweepSummary, with_definitions: bool = True) -> str
              table(VARIANT_HEAD, [variant_values(v) for v in s.variants])]
     if s.failed:
         lines += ["", "## Failed variants", "", *[f"- {ln}" for ln in failure_lines(s)]]
+    lines += markdown_section(s.graphs, table)
     for c in s.cells:
         lines += ["", f"## {cell_title(c)}", "", table(CELL_HEAD, [cell_values(r) for r in c.rows]), "",
                   cell_verdict(c)]

@@ -10,6 +10,8 @@ Version history (``sweep_version``):
       finished, notes, plan {profile, profile_name, engine, vary [{key, values}], zip,
       run_args, seed, launch {model, engine_args, env}}, variants [{index, sets, name,
       file, log, status, error, returncode, wall_s, started, attempts}].
+      2026-12-03, same version, keys a reader without them takes as empty: plan.graph_sizes
+      [{name, sizes}] (``--graph-sizes``: one list per variant group), a variant's tag and tagged.
 """
 from __future__ import annotations
 
@@ -48,6 +50,8 @@ class SweepPlan:
     # What the profile held when the sweep was planned (model, engine_args, env, fixed --set applied):
     # --resume refuses a profile file that changed since.
     launch: Mapping[str, object] = field(default_factory=dict)
+    # --graph-sizes: (name, sizes) per list, in order; () none. "captured" with no sizes: the profile's own.
+    graph_sizes: tuple[tuple[str, tuple[int, ...]], ...] = ()
 
     def differences(self, other: "SweepPlan") -> list[str]:
         """What differs between ``other`` and this plan, as the command line and profile name it."""
@@ -56,7 +60,7 @@ class SweepPlan:
 
 
 _WHAT = {"profile": "profile file", "profile_name": "profile name", "varies": "--vary values", "zipped": "--zip",
-         "run_args": "measuring flags", "seed": "--seed", "launch": "profile contents"}
+         "run_args": "measuring flags", "seed": "--seed", "launch": "profile contents", "graph_sizes": "--graph-sizes lists"}
 
 
 @dataclass(frozen=True)
@@ -96,6 +100,7 @@ def sweep_path(directory: str | os.PathLike) -> Path:
 def to_json(s: Sweep) -> dict[str, Any]:
     plan = dataclasses.asdict(s.plan)
     plan["vary"] = plan.pop("varies")
+    plan["graph_sizes"] = [{"name": n, "sizes": list(sz)} for n, sz in s.plan.graph_sizes]
     plan["zip"] = plan.pop("zipped")
     return {
         "sweep_version": SWEEP_VERSION, "tool": dict(s.tool), "created": s.created, "command": s.command,
@@ -106,7 +111,7 @@ def to_json(s: Sweep) -> dict[str, Any]:
 
 def _run_json(r: VariantRun) -> dict[str, Any]:
     v = r.variant
-    return {"index": v.index, "sets": list(v.sets), "name": v.name, "file": v.file, "log": v.log, "status": r.status,
+    return {"index": v.index, "sets": list(v.sets), "tag": v.tag, "tagged": v.tagged, "name": v.name, "file": v.file, "log": v.log, "status": r.status,
             "error": r.error, "returncode": r.returncode, "wall_s": r.wall_s, "started": r.started,
             "attempts": r.attempts}
 
@@ -120,12 +125,14 @@ def from_json(d: dict[str, Any]) -> Sweep:
     p = d["plan"]
     plan = SweepPlan(p["profile"], p["profile_name"], p["engine"],
                      tuple(Vary(v["key"], tuple(v["values"])) for v in p["vary"]), bool(p["zip"]),
-                     tuple(p["run_args"]), int(p["seed"]), dict(p.get("launch") or {}))
+                     tuple(p["run_args"]), int(p["seed"]), dict(p.get("launch") or {}),
+                     tuple((str(g["name"]), tuple(int(x) for x in g["sizes"])) for g in p.get("graph_sizes") or ()))
     runs = []
     for r in d["variants"]:
         if r["status"] not in STATUSES:
             raise ValueError(f"unknown variant status {r['status']!r}")
-        runs.append(VariantRun(Variant(int(r["index"]), tuple(r["sets"])), r["status"], r.get("error") or "",
+        variant = Variant(int(r["index"]), tuple(r["sets"]), str(r.get("tag") or ""), int(r.get("tagged") or 0))
+        runs.append(VariantRun(variant, r["status"], r.get("error") or "",
                                r.get("returncode"), r.get("wall_s"), r.get("started") or "", int(r.get("attempts") or 0)))
     return Sweep(plan, tuple(runs), d.get("command", ""), d.get("created", ""), dict(d.get("tool") or {}),
                  bool(d.get("finished")), tuple(d.get("notes") or ()))

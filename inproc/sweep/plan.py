@@ -37,25 +37,29 @@ class Vary:
 
 @dataclass(frozen=True)
 class Variant:
-    """One point of the sweep: its number (from 1) and its ``--set KEY=VALUE`` overrides, in --vary order."""
+    """One point of the sweep: its number (from 1), its ``--set KEY=VALUE`` overrides in --vary order,
+    and the name of its list of graph sizes (``--graph-sizes``; its overrides come first), if any."""
 
     index: int
     sets: tuple[str, ...]
+    tag: str = ""
+    tagged: int = 0  # how many of ``sets`` the tag stands for (the graph-size overrides)
 
     @property
     def name(self) -> str:
-        """``max-num-seqs=4 block-size=32``: how reports name the variant."""
-        return " ".join(self.sets)
+        """``max-num-seqs=4 block-size=32`` (``suggested max-num-seqs=4``): how reports name the variant."""
+        return " ".join(([self.tag] if self.tag else []) + list(self.sets[self.tagged:])) or "the profile as it is"
 
     @property
     def label(self) -> str:
         """The values only (``4 · 32``): a chart's tick under the variant."""
-        return " · ".join(s.partition("=")[2] for s in self.sets)
+        return " · ".join(([self.tag] if self.tag else []) + [s.partition("=")[2] for s in self.sets[self.tagged:]])
 
     @property
     def file(self) -> str:
         """The variant's results file in the sweep folder, e.g. ``01-max-num-seqs=4.json``."""
-        parts = [f"{k.split('.')[-1]}={v}" for k, _, v in (s.partition("=") for s in self.sets)]
+        parts = [self.tag] if self.tag else []
+        parts += [f"{k.split('.')[-1]}={v}" for k, _, v in (s.partition("=") for s in self.sets[self.tagged:])]
         slug = _FILE_CHARS.sub("_", "_".join(parts)).strip("_")[:60]
         return f"{self.index:02d}-{slug}.json"
 

@@ -17,6 +17,7 @@ from inproc import types as st
 from inproc.errors import UsageError
 from inproc.record.io import load_results
 from inproc.record.schema import RunRecord
+from inproc.sweep.graph_summary import GraphSweep, graph_side_by_side
 from inproc.sweep.manifest import DONE, Sweep, VariantRun
 
 
@@ -77,6 +78,7 @@ class SweepSummary:
     sweep: Sweep
     variants: tuple[VariantSummary, ...]
     cells: tuple[CellSummary, ...]
+    graphs: GraphSweep | None = None  # --graph-sizes: the lists side by side
 
     @property
     def failed(self) -> tuple[VariantSummary, ...]:
@@ -140,4 +142,5 @@ def summarize(sweep: Sweep, directory: str | Path) -> SweepSummary:
     variants = tuple(_variant(run, rec, why) for run, rec, why in loaded)
     keys = sorted({(e.context, e.concurrency) for _, rec, _ in loaded if rec for e in rec.decode})
     cells = tuple(CellSummary(L, C, _mark_best([_cell_row(run, rec, (L, C)) for run, rec, _ in loaded])) for L, C in keys)
-    return SweepSummary(sweep, variants, cells)
+    graphs = graph_side_by_side(sweep, [(run, rec) for run, rec, _ in loaded])
+    return SweepSummary(sweep, variants, cells, graphs)

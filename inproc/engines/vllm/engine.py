@@ -21,7 +21,7 @@ from inproc.engines.base import EngineBuildError, files_under
 from inproc.engines.pieces import require
 from inproc.engines.flags import one_line
 from inproc.engines.vllm.accounting import ANATOMY, HEADLINE, AccountingSwitch, drop_unread_stats
-from inproc.engines.vllm.graphs import capture_memory
+from inproc.engines.vllm.graphs import CaptureMemory, capture_memory
 from inproc.engines.vllm.info import read_info
 from inproc.engines.vllm.probe import SchedulerProbe
 from inproc.types import EngineCounters, LaunchSpec, RequestDelta, RequestSpec, StepResult
@@ -36,7 +36,7 @@ NEEDED_SCHEDULER_INTERNALS = ("schedule", "update_from_output", "running", "wait
 class VllmEngine:
     """An in-process vLLM ``LLMEngine`` behind the :class:`~inproc.engines.base.Engine` interface."""
 
-    def __init__(self, llm_engine, model: str, graph_memory_bytes: int | None = None, anatomy: bool = True) -> None:
+    def __init__(self, llm_engine, model: str, graphs: CaptureMemory | None = None, anatomy: bool = True) -> None:
         from inproc.engines.vllm import ADAPTER
 
         def need(obj, path: str):
@@ -48,7 +48,7 @@ class VllmEngine:
         for internal in NEEDED_SCHEDULER_INTERNALS:
             need(self._scheduler, internal)
         self._probe = SchedulerProbe(self._scheduler, shapes=anatomy)
-        self.info = read_info(llm_engine, self._scheduler, model, graph_memory_bytes)
+        self.info = read_info(llm_engine, self._scheduler, model, graphs or CaptureMemory())
         self._speculative = bool(self.info.settings.speculative_method)
         # Built with the anatomy's accounting: it runs only in the anatomy's own pass (set_anatomy).
         self._accounting = AccountingSwitch(self) if anatomy else None
@@ -188,4 +188,4 @@ def build_vllm_engine(launch: LaunchSpec) -> VllmEngine:
         # One line, pydantic's field errors included (a Ray profile on a CPU gets vLLM's refusal here).
         raise EngineBuildError(f"vLLM could not build the engine: {one_line(str(e)) or type(e).__name__}") from e
     drop_unread_stats(llm_engine)  # the front end's loggers and request stats: inproc reads only the scheduler's
-    return VllmEngine(llm_engine, launch.model, graphs.bytes, anatomy=launch.anatomy)
+    return VllmEngine(llm_engine, launch.model, graphs, anatomy=launch.anatomy)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import time
 from dataclasses import dataclass
 
 #: Model runner classes whose ``capture_model`` returns the bytes graph capture took.
@@ -23,9 +24,11 @@ RUNNER_CLASSES = (("vllm.v1.worker.gpu_model_runner", "GPUModelRunner"),
 
 @dataclass
 class CaptureMemory:
-    """What the wrapped ``capture_model`` calls returned; None while nothing was captured."""
+    """What the wrapped ``capture_model`` calls returned, and how long that call took (wall
+    seconds, start to return of the last real capture); None while nothing was captured."""
 
     bytes: int | None = None
+    seconds: float | None = None
 
 
 def runner_classes() -> list[type]:
@@ -59,9 +62,10 @@ def capture_memory(classes: list[type] | None = None):
 
 def _keeping(original, seen: CaptureMemory):
     def capture_model(self, *args, **kwargs):
+        t0 = time.perf_counter()
         out = original(self, *args, **kwargs)
         if not kwargs.get("profile_only") and isinstance(out, int) and not isinstance(out, bool):
-            seen.bytes = out
+            seen.bytes, seen.seconds = out, time.perf_counter() - t0
         return out
 
     capture_model.__wrapped__ = original

@@ -1,6 +1,7 @@
 """What a built vLLM engine holds: capacity from its own KV-cache config, identity, settings."""
 from __future__ import annotations
 
+from inproc.engines.vllm.graphs import CaptureMemory
 from inproc.engines.vllm.kernels import read_compute_dtype
 from inproc.engines.vllm.nodes import placement
 from inproc.types import Capacity, EngineInfo, EngineSettings, KVCacheGroup, special_token_ids
@@ -42,7 +43,7 @@ def max_blocks_per_request(spec, cfg, kind: str) -> int | None:
     return int(cap(cfg.max_in_flight_tokens, cfg.model_config.max_model_len))
 
 
-def read_info(llm_engine, scheduler, model: str, graph_memory_bytes: int | None = None) -> EngineInfo:
+def read_info(llm_engine, scheduler, model: str, graphs: CaptureMemory | None = None) -> EngineInfo:
     """Capacity from the scheduler's KV-cache config and vLLM's own max-concurrency function."""
     import vllm
     from vllm.v1.core.kv_cache_utils import get_max_concurrency_for_kv_cache_config
@@ -76,16 +77,17 @@ def read_info(llm_engine, scheduler, model: str, graph_memory_bytes: int | None 
         capacity=capacity,
         vocab_size=int(cfg.model_config.get_vocab_size()),
         special_token_ids=special_token_ids(cfg.model_config.hf_config),
-        settings=settings(cfg, graph_memory_bytes, read_compute_dtype(llm_engine, str(cfg.model_config.dtype))),
+        settings=settings(cfg, graphs or CaptureMemory(), read_compute_dtype(llm_engine, str(cfg.model_config.dtype))),
         forward_source=FORWARD_SOURCE,
         placement=placement(cfg.parallel_config),
     )
 
 
-def settings(cfg, graph_memory_bytes: int | None, compute: tuple[str, str] = (None, None)) -> EngineSettings:
+def settings(cfg, graphs: CaptureMemory, compute: tuple[str, str] = (None, None)) -> EngineSettings:
     """The resolved settings (after vLLM's platform hooks); what graph capture took, as
-    capture_model() returned it (inproc.engines.vllm.graphs); the compute dtype and its source
-    (inproc.engines.vllm.kernels)."""
+    capture_model() returned it, and its wall time (inproc.engines.vllm.graphs); the sizes
+    captured (none when the resolved mode captures nothing); the compute dtype and its
+    source (inproc.engines.vllm.kernels)."""
     spec, comp = cfg.speculative_config, cfg.compilation_config
     return EngineSettings(
         dtype=str(cfg.model_config.dtype).removeprefix("torch."),
@@ -95,7 +97,9 @@ def settings(cfg, graph_memory_bytes: int | None, compute: tuple[str, str] = (No
         speculative_method=getattr(spec, "method", None) if spec else None,
         num_speculative_tokens=getattr(spec, "num_speculative_tokens", None) if spec else None,
         async_scheduling=bool(cfg.scheduler_config.async_scheduling),
-        graph_capture_memory_bytes=graph_memory_bytes,
+        graph_capture_memory_bytes=graphs.bytes,
+        graph_capture_s=graphs.seconds,
+        graph_capture_sizes=captured_sizes(comp),
         compute_dtype=compute[0],
         compute_dtype_source=compute[1],
         shown={
@@ -107,3 +111,12 @@ def settings(cfg, graph_memory_bytes: int | None, compute: tuple[str, str] = (No
             "enable_chunked_prefill": bool(cfg.scheduler_config.enable_chunked_prefill),
         },
     )
+
+
+def captured_sizes(comp) -> tuple[int, ...]:
+    """The token counts vLLM captures graphs for: its resolved ``cudagraph_capture_sizes`` (sorted,
+    rounded by vLLM to what the mode needs), none when its resolved ``cudagraph_mode`` is NONE."""
+    mode = getattr(comp, "cudagraph_mode", None)
+    if mode is not None and str(mode).rsplit(".", 1)[-1] == "NONE":
+        return ()
+    return tuple(int(s) for s in comp.cudagraph_capture_sizes or ())

@@ -1,0 +1,13 @@
+"""Markdown tables, for every Markdown renderer (``inproc.render.markdown`` re-exports them)."""
+from __future__ import annotations
+
+
+def cell(text: str) -> str:
+    """Text safe inside a Markdown table cell."""
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def table(head: list[str], body: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(cell(h) for h in head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in body]
+    return "\n".join(lines)
