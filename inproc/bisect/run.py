@@ -17,7 +17,8 @@ from inproc.bisect.child import CellSpec
 from inproc.bisect.log import LogWriter, check_same, read_log
 from inproc.bisect.oracle import OracleSettings
 from inproc.bisect.report import Result, render_html, render_markdown, result
-from inproc.bisect.session import Sitting, walk
+from inproc.bisect.session import Measurer, Sitting
+from inproc.bisect.walk import walk
 from inproc.errors import UsageError
 from inproc.record.io import write_text_atomic
 
