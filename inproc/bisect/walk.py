@@ -66,26 +66,39 @@ def _unsettled(s: Sitting, lv: Levels, ref: Reference | str) -> Reference:
     return ref
 
 
-def refreshed(s: Sitting, lv: Levels) -> Reference:
+def refreshed(s: Sitting, lv: Levels) -> Reference | None:
     """The regression's size and bounds on the runs as they are now: the good level's runs grow with every pair, and
-    the spread's degrees of freedom with them (the verdict and the signature stay those that called it)."""
+    the spread's degrees of freedom with them (the verdict and the signature stay those that called it). None when
+    the reference no longer holds: the good or the bad revision's runs no longer mostly agree with one level."""
     bad, _ = kept_pairs(s, lv, s.last)
     good = good_level_runs(s, lv)
-    if len(bad) < MIN_CALL_RUNS or len(good) < 2 or lv.spread is None:
-        return s.ref
+    if len(bad) < MIN_CALL_RUNS or not level_holds(s, lv) or not level_holds(s, lv, s.last) or lv.spread is None:
+        return None
     now = reference(good, bad, lv.spread, s.oracle.max_pairs, s.oracle)
     return Reference(now.change, s.ref.verdict, s.ref.reason, s.ref.signature)
 
 
 def judge(s: Sitting, i: int) -> None:
-    """Pairs (candidate, good) until the oracle calls, the cap, the budget, or the candidate fails to run."""
+    """Pairs (candidate, good) until the oracle calls, the cap, the budget, or the candidate fails to run; a pair
+    (bad, good) instead while the reference no longer holds."""
     while i not in s.verdicts:
         look = len(s.runs_of(i))
+        lv = s.levels()
+        ref = refreshed(s, lv)
+        if ref is None:
+            if len(s.runs_of(s.last)) >= 2 * s.oracle.max_pairs or s.over_budget():
+                s.settle(i, INSUFFICIENT, f"the reference no longer holds: {s.good_varied()}, the bad revision's "
+                                          f"{', '.join(f'{r.tok_s:.1f}' for r in s.runs_of(s.last))}")
+                return
+            s.echo("bisect: the reference no longer holds (the good or the bad revision's runs disagree); "
+                   "the bad revision is measured again")
+            s.run(s.last, "bad")
+            s.run(0, "good")
+            continue
         if look:
-            lv = s.levels()
             cand, _ = kept_pairs(s, lv, i)
-            if len(cand) >= MIN_CALL_RUNS and level_holds(s, lv) and level_holds(s, lv, i) and lv.spread is not None:
-                d = decide(refreshed(s, lv), good_level_runs(s, lv), cand, lv.spread, look, s.oracle)
+            if len(cand) >= MIN_CALL_RUNS and level_holds(s, lv, i):
+                d = decide(ref, good_level_runs(s, lv), cand, lv.spread, look, s.oracle)
                 if d.verdict != UNDECIDED:
                     s.settle(i, d.verdict, d.note, d.change)
                     return
