@@ -14,13 +14,13 @@ confidence, :func:`~inproc.compare.verdicts.judge_test`). Its size d (the slowdo
 log), its interval and its signature define "bad".
 
 **A candidate** against the good revision's level (:func:`decide`), with the slowdown's
-interval [lo, hi] at the confidence 1 − the look's share of ``call_alpha``, held against
-half the regression's lower bound d_low (one-sided ``REFERENCE_CONFIDENCE``), not half its
-estimate: a regression called on few noisy runs was called because it came out large,
-and half that estimate could lie beyond a bad candidate's whole slowdown. Below, d/2
-stands for d_low/2:
+interval [lo, hi] at the confidence 1 − the look's share of ``call_alpha``. "Good" is
+held against half the regression's lower bound d_low (one-sided ``REFERENCE_CONFIDENCE``),
+not half its estimate d: a regression called on few noisy runs was called because it came
+out large, and half that estimate could lie beyond a bad candidate's whole slowdown. "Bad"
+is held against half the estimate d/2, which lies farther from a good candidate's 0:
 
-- 0 ≤ hi < d/2: **good** — less than half the regression, and not surely faster than
+- 0 ≤ hi < d_low/2: **good** — less than half the regression, and not surely faster than
   the good revision either (each of its runs on the good revision's level,
   :func:`~inproc.bisect.agree.off_from`: two runs slowed alike are no level of their own) (a candidate surely faster is not called: a machine that
   slowed the good runs around it looks the same);
@@ -154,7 +154,7 @@ def decide(ref: Reference, good: Sequence[RunSample], cand: Sequence[RunSample],
     alpha = look_alpha(look, s.max_pairs, s.call_alpha)
     c = change(good, cand, spread, 1 - alpha)
     _, lo, hi = c.slowdown
-    half = ref.at_least / 2
+    half, mid_bad = ref.at_least / 2, ref.size / 2
     sig = signature(_anatomies(good), _anatomies(cand), c.ratio)
     shown = (f"tok/s {c.ratio:.3f}x the good revision's ({c.interval.low:.3f}–{c.interval.high:.3f} at "
              f"{(1 - alpha) * 100:.2f} %, look {look} of {s.max_pairs})")
@@ -171,15 +171,16 @@ def decide(ref: Reference, good: Sequence[RunSample], cand: Sequence[RunSample],
     if hi < 0:
         return Decision(UNDECIDED, c, sig, f"{shown}: surely faster than the good revision (the machine, or a change "
                                            "of its own): not called")
-    if lo > half and lo > ref.change.slowdown[2]:
+    if lo > mid_bad and lo > ref.change.slowdown[2]:
         return Decision(UNDECIDED, c, sig, f"{shown}: surely slower than the bad revision too (the machine, or "
                                            "another change): not called")
-    if lo > half and off_from(logs, level - ref.size, len(good), spread.sigma):
+    if lo > mid_bad and off_from(logs, level - ref.size, len(good), spread.sigma):
         return Decision(UNDECIDED, c, sig, f"{shown}: like the bad revision on the whole, but a run of its lies off "
                                            "the bad revision's level: not called")
-    if lo > half:
+    if lo > mid_bad:
         if sig is None or ref.signature is None or sig.same_kind(ref.signature):
-            return Decision(BAD, c, sig, f"{shown}: below {mid}" + (f"; {sig.describe()}" if sig else ""))
+            return Decision(BAD, c, sig, f"{shown}: below half the regression, {math.exp(-mid_bad):.3f}x"
+                                         + (f"; {sig.describe()}" if sig else ""))
         return Decision(OTHER, c, sig, f"{shown}, but another kind of change: {sig.describe()} (the regression: "
                                        f"{ref.signature.describe()})")
     return Decision(UNDECIDED, c, sig, f"{shown}: the interval holds {mid}")

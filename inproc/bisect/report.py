@@ -57,7 +57,8 @@ class Result:
 
 
 def _figures(s: Sitting, lv: Levels, i: int) -> str:
-    return " ".join(f"{s.samples[p].tok_s:.1f}" + ("*" if p in lv.off else "") for p in s.positions(i))
+    return " ".join(f"{s.samples[p].tok_s:.1f}" + ("*" if p in lv.off else "~" if p in lv.beside else "")
+                    for p in s.positions(i))
 
 
 def _rows(s: Sitting, lv: Levels) -> tuple[Row, ...]:
@@ -139,7 +140,8 @@ def render_markdown(r: Result) -> str:
     if r.changes:
         lines += ["## Changes on the way", ""] + [f"- {c}" for c in r.changes] + [""]
     lines += ["## Tried revisions", "", f"Beside each revision's runs: {r.good_level}. A run marked * is off its "
-              "revision's level (the machine moved during it): no call uses it.", "",
+              "revision's level (the machine moved during it), ~ was measured beside a good run that is: no call uses either.",
+              "",
               "| # | revision | subject | verdict | runs (tok/s) | tok/s vs good (interval) | why |",
               "|---|---|---|---|---|---|---|"]
     lines += [f"| {x.index} | {x.label} | {x.subject.replace('|', '/')} | {x.verdict} | {x.figures} | {_figure(x)} | "
@@ -163,7 +165,8 @@ def render_html(r: Result) -> str:
                    f"<td class=\"l\">{t(x.verdict)}</td><td>{t(x.figures)}</td><td>{t(_figure(x))}</td>"
                    f"<td class=\"l\">{t(x.note)}</td></tr>" for x in r.rows)
     body.append(f"<h2>Tried revisions</h2><p>{t('Beside each revision' + chr(39) + 's runs: ' + r.good_level)}. A run "
-                "marked * is off its revision's level (the machine moved during it): no call uses it.</p>"
+                "marked * is off its revision's level (the machine moved during it), ~ was measured beside a good run "
+                "that is: no call uses either.</p>"
                 "<table><tr><th>#</th><th class=\"l\">Revision</th><th class=\"l\">Subject</th>"
                 "<th class=\"l\">Verdict</th><th>Runs (tok/s)</th><th>tok/s vs good</th><th class=\"l\">Why</th></tr>"
                 f"{rows}</table>")

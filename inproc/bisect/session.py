@@ -32,10 +32,12 @@ Measurer = Callable[[int, int], "tuple[RunSample | None, float]"]
 
 @dataclass(frozen=True)
 class Levels:
-    """The oracle's check at one look: the spread the calls use, and the runs off their revision's level."""
+    """The oracle's check at one look: the spread the calls use, the runs off their revision's level, and the runs
+    of other revisions measured beside a good run that is off the good level (what the machine did then is unknown)."""
 
     spread: SpreadInUse | None
     off: frozenset[int]  # positions in the sitting's runs
+    beside: frozenset[int] = frozenset()
 
 
 @dataclass
@@ -111,14 +113,26 @@ class Sitting:
                        sample.tok_s if sample else None, "", round(m.wall_s, 2)), sample
 
     def levels(self) -> Levels:
-        """The check of the reference at this look: each revision's runs against its level and the spread."""
-        revisions = sorted({line.index for line in self.lines})
-        where = [self.positions(i) for i in revisions]
+        """The check of the reference at this look: the good revision's runs against its level, then each other
+        revision's runs measured beside good runs on that level, against their level; the spread of both."""
+        first = self._check([self.positions(0)])
+        beside = frozenset(p for i in {line.index for line in self.lines} - {0} for p in self.positions(i)
+                           if not (around := self.good_next_to(p)) or any(q in first.off for q in around))
+        where = [self.positions(0)] + [[p for p in self.positions(i) if p not in beside]
+                                       for i in sorted({line.index for line in self.lines} - {0})]
+        lv = self._check(where)
+        return Levels(lv.spread, lv.off, beside)
+
+    def _check(self, where: list[list[int]]) -> Levels:
         where = [ps for ps in where if ps]
         groups = [[float(np.log(self.samples[p].tok_s)) for p in ps] for ps in where]
         spread, flags = in_use(groups, self.oracle.given())
-        off = frozenset(p for ps, fs in zip(where, flags) for p, f in zip(ps, fs) if f)
-        return Levels(spread, off)
+        return Levels(spread, frozenset(p for ps, fs in zip(where, flags) for p, f in zip(ps, fs) if f))
+
+    def good_next_to(self, p: int) -> list[int]:
+        """Positions of the good runs measured right before and right after run ``p``."""
+        return [q for q in (p - 1, p + 1) if 0 <= q < len(self.lines) and self.lines[q].index == 0
+                and self.samples[q] is not None]
 
     def good_varied(self) -> str:
         """'the good revision's runs varied from A to B tok/s' (its lowest and highest run)."""
@@ -150,9 +164,8 @@ def kept_pairs(s: Sitting, lv: Levels, i: int) -> tuple[list[RunSample], list[Ru
     good neighbours are all on the good revision's level (a pair measured while the machine moved is no verdict)."""
     cand, good = [], {}
     for p in s.positions(i):
-        around = [q for q in (p - 1, p + 1) if 0 <= q < len(s.lines) and s.lines[q].index == 0
-                  and s.samples[q] is not None]
-        if p in lv.off or not around or any(q in lv.off for q in around):
+        around = s.good_next_to(p)
+        if p in lv.off or p in lv.beside or not around or any(q in lv.off for q in around):
             continue
         cand.append(s.samples[p])
         good.update({q: s.samples[q] for q in around})
@@ -165,8 +178,9 @@ def good_level_runs(s: Sitting, lv: Levels) -> list[RunSample]:
 
 
 def level_holds(s: Sitting, lv: Levels, i: int = 0) -> bool:
-    """Target ``i`` has a level: at least two runs on it, and they are most of its runs."""
-    ps = s.positions(i)
+    """Target ``i`` has a level: at least two runs on it, and they are most of its runs (those measured beside good
+    runs on the good level)."""
+    ps = [p for p in s.positions(i) if p not in lv.beside]
     kept = [p for p in ps if p not in lv.off]
     return len(kept) >= 2 and 2 * len(kept) > len(ps)
 
