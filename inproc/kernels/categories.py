@@ -23,27 +23,10 @@ kernel libraries spell them, each rule citing its source; the CPU rules
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 
-ATTENTION, MOE, GEMM, COMMUNICATION = "attention", "moe", "gemm", "communication"
-SAMPLING, ELEMENTWISE, MEMORY, OTHER = "sampling", "elementwise", "memory", "other"
-#: Every category, in the order the report stacks them.
-CATEGORIES = (ATTENTION, MOE, GEMM, COMMUNICATION, SAMPLING, ELEMENTWISE, MEMORY, OTHER)
-
-
-@dataclass(frozen=True)
-class Rule:
-    """A name rule: ``pattern`` searched in the name gives ``category``; ``source`` says where the name comes from."""
-
-    pattern: str
-    category: str
-    source: str
-    ignore_case: bool = False
-
-    def __post_init__(self) -> None:
-        if self.category not in CATEGORIES:
-            raise ValueError(f"rule {self.pattern!r}: unknown category {self.category!r}")
+from inproc.kernels.rule import (ATTENTION, CATEGORIES, COMMUNICATION, ELEMENTWISE, GEMM, MEMORY, MOE, OTHER,  # noqa: F401
+                                 SAMPLING, Rule)
 
 
 @lru_cache(maxsize=1)

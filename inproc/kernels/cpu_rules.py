@@ -4,6 +4,6 @@ Read from a real kernel pass on each CPU engine; a test holds that ``other`` sta
 """
 from __future__ import annotations
 
-from inproc.kernels.categories import Rule
+from inproc.kernels.rule import Rule
 
 RULES: tuple[Rule, ...] = ()

@@ -5,6 +5,6 @@ specific rules (a MoE GEMM, an attention kernel built on CUTLASS) come before th
 """
 from __future__ import annotations
 
-from inproc.kernels.categories import Rule
+from inproc.kernels.rule import Rule
 
 RULES: tuple[Rule, ...] = ()

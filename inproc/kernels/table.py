@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from inproc.kernels.categories import CATEGORIES
+from inproc.kernels.rule import CATEGORIES
 
 
 @dataclass(frozen=True)
