@@ -20,12 +20,15 @@ not half its estimate d: a regression called on few noisy runs was called becaus
 out large, and half that estimate could lie beyond a bad candidate's whole slowdown. "Bad"
 is held against half the estimate d/2, which lies farther from a good candidate's 0:
 
-- 0 ≤ hi < d_low/2: **good** — less than half the regression, and not surely faster than
-  the good revision either (each of its runs on the good revision's level,
-  :func:`~inproc.bisect.agree.off_from`: two runs slowed alike are no level of their own) (a candidate surely faster is not called: a machine that
-  slowed the good runs around it looks the same);
-- lo > d/2, lo ≤ the regression's upper bound, each run on the bad revision's level (the
-  good one's less d), and the signature is the regression's: **bad** (a candidate surely slower than the bad revision is not called: the machine);
+- 0 ≤ hi < d_low/2, each run on the good revision's level (:func:`~inproc.bisect.agree.off_from`:
+  two runs slowed alike are no level of their own): **good**. Not surely faster than the
+  good revision either: a machine that slowed the good runs around it looks the same;
+- lo > d/2, and so against the good runs measured right beside its own (a slow stretch of
+  the machine moves both alike, and the good level alone would not see it; a drifting
+  machine only slows runs, so no such check is needed for "good"), lo not beyond the
+  regression's upper bound (surely slower than the bad revision is the machine), each run
+  on the bad revision's level (the good one's less d), and the signature is the
+  regression's: **bad**;
 - lo > d/2 with another signature: **other** — slower for another reason, not the
   regression (for the search it is not bad);
 - else **undecided**: another pair is measured, up to the cap; then **insufficient data**.
@@ -47,6 +50,9 @@ from inproc.compare.stats import Interval, t_quantile
 from inproc.compare.verdicts import SLOWER, judge_test
 
 GOOD, BAD, OTHER, UNDECIDED, INSUFFICIENT, SKIPPED = "good", "bad", "other", "undecided", "insufficient data", "skipped"
+#: The bad revision's level rests on at least this many of its runs that agree: two runs the machine slowed alike
+#: can agree by chance, and a bad level set by them makes every candidate look good.
+MIN_REFERENCE_RUNS = 3
 #: The confidence of the regression's lower bound d_low that candidates are held against: a regression called
 #: on few noisy runs is called because its estimate came out large, so half its estimate can exceed half the truth.
 REFERENCE_CONFIDENCE = 0.975
@@ -149,8 +155,9 @@ class Decision:
 
 
 def decide(ref: Reference, good: Sequence[RunSample], cand: Sequence[RunSample], spread: SpreadInUse, look: int,
-           s: OracleSettings) -> Decision:
-    """The candidate's runs against the good runs measured around them, at look ``look`` (the module's rules)."""
+           s: OracleSettings, around: Sequence[RunSample] = ()) -> Decision:
+    """The candidate's runs against the good revision's level (``good``), and for "bad" also against the good runs
+    measured right beside its own (``around``), at look ``look`` (the module's rules)."""
     alpha = look_alpha(look, s.max_pairs, s.call_alpha)
     c = change(good, cand, spread, 1 - alpha)
     _, lo, hi = c.slowdown
@@ -174,6 +181,9 @@ def decide(ref: Reference, good: Sequence[RunSample], cand: Sequence[RunSample],
     if lo > mid_bad and lo > ref.change.slowdown[2]:
         return Decision(UNDECIDED, c, sig, f"{shown}: surely slower than the bad revision too (the machine, or "
                                            "another change): not called")
+    if lo > mid_bad and around and change(around, cand, spread, 1 - alpha).slowdown[1] <= mid_bad:
+        return Decision(UNDECIDED, c, sig, f"{shown}: like the bad revision against the good level, but not against "
+                                           "the good runs beside its own (the machine slowed them too): not called")
     if lo > mid_bad and off_from(logs, level - ref.size, len(good), spread.sigma):
         return Decision(UNDECIDED, c, sig, f"{shown}: like the bad revision on the whole, but a run of its lies off "
                                            "the bad revision's level: not called")

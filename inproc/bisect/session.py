@@ -177,12 +177,12 @@ def good_level_runs(s: Sitting, lv: Levels) -> list[RunSample]:
     return [s.samples[p] for p in s.positions(0) if p not in lv.off]
 
 
-def level_holds(s: Sitting, lv: Levels, i: int = 0) -> bool:
-    """Target ``i`` has a level: at least two runs on it, and they are most of its runs (those measured beside good
-    runs on the good level)."""
+def level_holds(s: Sitting, lv: Levels, i: int = 0, runs: int = 2) -> bool:
+    """Target ``i`` has a level: at least ``runs`` runs on it, and they are most of its runs (those measured beside
+    good runs on the good level)."""
     ps = [p for p in s.positions(i) if p not in lv.beside]
     kept = [p for p in ps if p not in lv.off]
-    return len(kept) >= 2 and 2 * len(kept) > len(ps)
+    return len(kept) >= runs and 2 * len(kept) > len(ps)
 
 
 def refuse(s: Sitting, line: RunLine, which: str) -> None:

@@ -8,8 +8,8 @@ Each loop measures a pair, then looks: the oracle's check of its reference
 from __future__ import annotations
 
 from inproc.bisect import search
-from inproc.bisect.oracle import (BAD, GOOD, INSUFFICIENT, MIN_CALL_RUNS, SKIPPED, UNDECIDED, Reference, decide,
-                                  reference, regressed)
+from inproc.bisect.oracle import (BAD, GOOD, INSUFFICIENT, MIN_CALL_RUNS, MIN_REFERENCE_RUNS, SKIPPED, UNDECIDED,
+                                  Reference, decide, reference, regressed)
 from inproc.bisect.session import Levels, Sitting, good_level_runs, kept_pairs, level_holds, refuse
 from inproc.compare.spread import MIN_SPREAD_DF
 
@@ -23,9 +23,9 @@ def _reference_at(s: Sitting, lv: Levels, look: int) -> Reference | str:
         return f"the spread rests on {df:g} degrees of freedom; a call needs {MIN_SPREAD_DF}"
     if not level_holds(s, lv):
         return f"{s.good_varied()}: fewer than two of them, or not most, agree with one level"
-    if len(bad) < MIN_CALL_RUNS or not level_holds(s, lv, s.last):
+    if len(bad) < MIN_REFERENCE_RUNS or not level_holds(s, lv, s.last, MIN_REFERENCE_RUNS):
         return f"{len(bad)} bad runs agree with their level beside good runs that agree with theirs; a call needs " \
-               f"{MIN_CALL_RUNS}, and most of its runs"
+               f"{MIN_REFERENCE_RUNS}, and most of its runs"
     return reference(good, bad, lv.spread, look, s.oracle)
 
 
@@ -72,7 +72,8 @@ def refreshed(s: Sitting, lv: Levels) -> Reference | None:
     the reference no longer holds: the good or the bad revision's runs no longer mostly agree with one level."""
     bad, _ = kept_pairs(s, lv, s.last)
     good = good_level_runs(s, lv)
-    if len(bad) < MIN_CALL_RUNS or not level_holds(s, lv) or not level_holds(s, lv, s.last) or lv.spread is None:
+    if (len(bad) < MIN_REFERENCE_RUNS or not level_holds(s, lv) or not level_holds(s, lv, s.last, MIN_REFERENCE_RUNS)
+            or lv.spread is None):
         return None
     now = reference(good, bad, lv.spread, s.oracle.max_pairs, s.oracle)
     return Reference(now.change, s.ref.verdict, s.ref.reason, s.ref.signature)
@@ -96,9 +97,9 @@ def judge(s: Sitting, i: int) -> None:
             s.run(0, "good")
             continue
         if look:
-            cand, _ = kept_pairs(s, lv, i)
+            cand, around = kept_pairs(s, lv, i)
             if len(cand) >= MIN_CALL_RUNS and level_holds(s, lv, i):
-                d = decide(ref, good_level_runs(s, lv), cand, lv.spread, look, s.oracle)
+                d = decide(ref, good_level_runs(s, lv), cand, lv.spread, look, s.oracle, around)
                 if d.verdict != UNDECIDED:
                     s.settle(i, d.verdict, d.note, d.change)
                     return
