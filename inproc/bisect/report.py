@@ -134,7 +134,7 @@ def render_markdown(r: Result) -> str:
     if r.regression:
         lines += [f"- The regression: {r.regression}", ""]
     if r.first_bad is not None:
-        lines += [f"- Against the good runs around it: {r.first_bad.note}",
+        lines += [f"- Against the good revision's level: {r.first_bad.note}",
                   f"- What changed in the steps: {r.diagnosis}", "", "```", r.stat or "(no files changed)", "```", ""]
     lines += [f"- could be: {c}" for c in r.candidates]
     if r.changes:
@@ -155,7 +155,8 @@ def render_html(r: Result) -> str:
     if r.regression:
         body.append(f"<p>{t('The regression: ' + r.regression)}</p>")
     if r.first_bad is not None:
-        body += [f"<p>{t('Against the good runs around it: ' + r.first_bad.note)}</p>",
+        against = "Against the good revision's level: " + r.first_bad.note
+        body += [f"<p>{t(against)}</p>",
                  f"<p>{t('What changed in the steps: ' + r.diagnosis)}</p>", f"<pre>{t(r.stat)}</pre>"]
     if r.candidates:
         body.append("<ul>" + "".join(f"<li>{t(c)}</li>" for c in r.candidates) + "</ul>")
