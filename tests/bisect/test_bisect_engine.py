@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
 import sys
 import time
 
@@ -54,7 +55,7 @@ LOADED = (6, 7, 8, 9)
 
 def resumed_under_load(args, env, log, loaded: tuple[int, ...]) -> tuple[int, str]:
     """Resume the bisect, burning both cores while the runs numbered ``loaded`` are measured; (exit code, stdout)."""
-    proc = start_inproc(*args, "--resume", env=env)
+    proc = start_inproc(*args, "--resume", env=env, stdout=subprocess.PIPE, text=True)
     wait_for_runs(log, loaded[0] - 1, proc)
     if proc.poll() is None:
         with burning(workers=2, max_s=900):
