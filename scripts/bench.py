@@ -33,6 +33,10 @@
              (tests/sim: GPU-like steps, 2 % night-to-night noise, planted slowdowns), history
              and a 5-run-baseline compare, each rate with its interval and number of trials
              (scripts/bench_verdict.py; --trials, --trials-e2e).
+  bisect     inproc bisect on simulated machines (a planted slowdown at a known commit, runs slowed 1-6x
+             and slow stretches at random): the right-commit, insufficient-data and wrong-commit rates
+             with their Wilson intervals, the power per regression and run spread, the regression
+             stage beside compare (scripts/bench_bisect.py; --trials, --power-trials).
   loops      the loop detector on a full cell (128 x 4,096 tokens), median time per call
              against its 0.5 s target (scripts/bench_loops.py).
   otava      history's detector on otava-test-data's labelled series: steps, outliers,
@@ -192,8 +196,8 @@ def overhead() -> None:
 
 #: Subcommand -> its module in scripts/, whose ``main(argv)`` returns the exit status.
 SUBCOMMANDS = {"anatomy": "bench_anatomy", "slow": "bench_slow", "compare": "bench_compare", "record": "bench_record",
-               "history": "bench_history", "speed": "bench_speed", "verdict": "bench_verdict", "otava": "bench_otava",
-               "loops": "bench_loops", "exit": "bench_exit", "kernels": "bench_kernels"}
+               "history": "bench_history", "speed": "bench_speed", "verdict": "bench_verdict", "bisect": "bench_bisect",
+               "otava": "bench_otava", "loops": "bench_loops", "exit": "bench_exit", "kernels": "bench_kernels"}
 
 
 if __name__ == "__main__":

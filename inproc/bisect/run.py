@@ -17,7 +17,8 @@ from inproc.bisect.child import CellSpec
 from inproc.bisect.log import LogWriter, check_same, read_log
 from inproc.bisect.oracle import OracleSettings
 from inproc.bisect.report import Result, render_html, render_markdown, result
-from inproc.bisect.session import Sitting, walk
+from inproc.bisect.session import Measurer, Sitting
+from inproc.bisect.walk import walk
 from inproc.errors import UsageError
 from inproc.record.io import write_text_atomic
 
@@ -58,12 +59,15 @@ def open_log(out: Path, head: dict, resume: bool, targets) -> tuple[LogWriter, o
 
 
 def bisect(targets, spec: CellSpec, out: Path, oracle: OracleSettings, map_count: int, resume: bool,
-           build: str | None, echo: Callable[[str], None], env: dict[str, str] | None = None) -> Result:
-    """Run (or resume) one cell's bisect; the reports are written to ``out`` (report.md, report.html)."""
+           build: str | None, echo: Callable[[str], None], env: dict[str, str] | None = None,
+           measurer: Measurer | None = None) -> Result:
+    """Run (or resume) one cell's bisect; the reports are written to ``out`` (report.md, report.html).
+
+    ``measurer`` measures a run in place of a child process (a simulated machine); None: ``inproc cell`` children."""
     writer, log = open_log(out, header(targets, spec, oracle, build), resume, targets)
     origin = log.header.get("origin") if log is not None else targets.origin()
     echo(f"bisect: cell {spec.key}, {len(targets.ids)} revisions, log in {out}")
-    s = Sitting(targets, spec, out, oracle, writer, echo, env)
+    s = Sitting(targets, spec, out, oracle, writer, echo, env, measurer)
     if log is not None:
         s.resume(log)
     try:

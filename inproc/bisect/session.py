@@ -1,10 +1,14 @@
-"""A bisect's sitting: the regression measured, then targets tried until the first bad one is pinned down.
+"""A bisect's sitting: the reference checked and the regression measured, then targets tried until the first bad one
+is pinned down.
 
 Measurements alternate: every candidate run is followed by a run of the good revision,
 so each candidate sits between good runs measured just before and after it, and a drift
-of the machine over the sitting moves both sides alike. A candidate is judged against
-the good runs next to its own runs (:func:`good_around`). Nothing measured is thrown
-away: every run is in the log, and ``--resume`` reads them back instead of measuring again.
+of the machine over the sitting moves both sides alike. At every look the oracle first
+checks its own reference (:mod:`inproc.bisect.agree`): which runs are off their revision's
+level, and which spread the calls use. A candidate is judged on its runs that agree with
+its level, each against the good runs next to it, and only where those agree with the good
+revision's level (:func:`kept_pairs`). Nothing measured is thrown away: every run is in the
+log, and ``--resume`` reads them back instead of measuring again.
 """
 from __future__ import annotations
 
@@ -12,14 +16,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+import numpy as np
+
 from inproc import types as st
-from inproc.bisect import search
+from inproc.bisect.agree import SpreadInUse, in_use
 from inproc.bisect.child import CellSpec, measure
 from inproc.bisect.log import Log, LogWriter, RunLine, VerdictLine
-from inproc.bisect.oracle import (BAD, GOOD, INSUFFICIENT, SKIPPED, UNDECIDED, OracleSettings, Reference, decide,
-                                  learned_spread, reference, regressed)
+from inproc.bisect.oracle import OracleSettings, Reference
 from inproc.bisect.runs import RunSample, read_outcome
 from inproc.errors import UsageError
+
+#: A measurer in place of a child: (target index, run number from 1) -> (its sample or None, wall seconds).
+Measurer = Callable[[int, int], "tuple[RunSample | None, float]"]
+
+
+@dataclass(frozen=True)
+class Levels:
+    """The oracle's check at one look: the spread the calls use, the runs off their revision's level, and the runs
+    of other revisions measured beside a good run that is off the good level (what the machine did then is unknown)."""
+
+    spread: SpreadInUse | None
+    off: frozenset[int]  # positions in the sitting's runs
+    beside: frozenset[int] = frozenset()
 
 
 @dataclass
@@ -33,6 +51,7 @@ class Sitting:
     writer: LogWriter
     echo: Callable[[str], None]
     env: dict[str, str] | None = None
+    measurer: Measurer | None = None  # None: a child process per run
     lines: list[RunLine] = field(default_factory=list)
     samples: list[RunSample | None] = field(default_factory=list)  # one per line, None: nothing measured
     verdicts: dict[int, VerdictLine] = field(default_factory=dict)
@@ -51,114 +70,124 @@ class Sitting:
         self.verdicts = dict(log.verdicts)
         self.echo(f"bisect: resumed {len(log.runs)} runs and {len(log.verdicts)} verdicts from the log")
 
+    def positions(self, i: int) -> list[int]:
+        """Positions of target ``i``'s runs that measured the cell."""
+        return [p for p, line in enumerate(self.lines) if line.index == i and self.samples[p] is not None]
+
     def runs_of(self, i: int) -> list[RunSample]:
-        return [s for line, s in zip(self.lines, self.samples) if line.index == i and s is not None]
+        return [self.samples[p] for p in self.positions(i)]
+
+    def spent_s(self) -> float:
+        """Seconds of child runs so far (the log's wall times)."""
+        return sum(line.wall_s for line in self.lines)
+
+    def over_budget(self) -> bool:
+        return self.oracle.budget_s is not None and self.spent_s() >= self.oracle.budget_s
 
     def run(self, i: int, role: str) -> RunLine:
-        """Prepare target ``i``, measure the cell in a child, log the run."""
-        prepared = self.targets.prepare(i)
-        label = self.targets.label(i)
+        """Prepare target ``i``, measure the cell (in a child, or by the measurer), log the run."""
         n = len(self.lines) + 1
-        if prepared.python is None:
-            line = RunLine(i, self.targets.ids[i], role, "", -1, "failed", prepared.failure, None, prepared.failure)
-            sample = None
+        if self.measurer is not None:
+            sample, wall_s = self.measurer(i, n)
+            line = RunLine(i, self.targets.ids[i], role, "", 0, st.VALID if sample else "failed",
+                           "" if sample else "measured nothing", sample.tok_s if sample else None, "", round(wall_s, 2))
         else:
-            path = self.out / "runs" / f"{n:03d}-{label.replace('/', '_').replace(' ', '_')}.json"
-            m = measure(self.spec, prepared.python, path, self.env)
-            sample = m.outcome.run
-            line = RunLine(i, self.targets.ids[i], role, str(path), m.returncode, m.outcome.status, m.outcome.reason,
-                           sample.tok_s if sample else None, "", round(m.wall_s, 2))
+            line, sample = self._child(i, role, n)
         self.lines.append(line)
         self.samples.append(sample)
         self.writer.run(line)
         figure = f"{line.tok_s:.1f} tok/s" if line.tok_s is not None else f"{line.status}: {line.reason}"
-        self.echo(f"bisect: run {n} {role} {label}: {figure}" + (f" ({line.wall_s:.0f} s)" if line.wall_s else ""))
+        self.echo(f"bisect: run {n} {role} {self.targets.label(i)}: {figure}"
+                  + (f" ({line.wall_s:.0f} s)" if line.wall_s else ""))
         return line
 
-    def spread(self) -> tuple[float, str]:
-        """The spread between runs of one revision: each pair of good runs measured one after the other is a
-        group (a candidate is judged against its neighbours, so the sitting's slow drift is not noise to it),
-        and each other revision's runs are one."""
+    def _child(self, i: int, role: str, n: int) -> tuple[RunLine, RunSample | None]:
+        prepared = self.targets.prepare(i)
+        if prepared.python is None:
+            return RunLine(i, self.targets.ids[i], role, "", -1, "failed", prepared.failure, None, prepared.failure), None
+        label = self.targets.label(i)
+        path = self.out / "runs" / f"{n:03d}-{label.replace('/', '_').replace(' ', '_')}.json"
+        m = measure(self.spec, prepared.python, path, self.env)
+        sample = m.outcome.run
+        return RunLine(i, self.targets.ids[i], role, str(path), m.returncode, m.outcome.status, m.outcome.reason,
+                       sample.tok_s if sample else None, "", round(m.wall_s, 2)), sample
+
+    def levels(self) -> Levels:
+        """The check of the reference at this look: the good revision's runs against its level, then each other
+        revision's runs measured beside good runs on that level, against their level; the spread of both."""
+        first = self._check([self.positions(0)])
+        beside = frozenset(p for i in {line.index for line in self.lines} - {0} for p in self.positions(i)
+                           if not (around := self.good_next_to(p)) or any(q in first.off for q in around))
+        where = [self.positions(0)] + [[p for p in self.positions(i) if p not in beside]
+                                       for i in sorted({line.index for line in self.lines} - {0})]
+        lv = self._check(where)
+        return Levels(lv.spread, lv.off, beside)
+
+    def _check(self, where: list[list[int]]) -> Levels:
+        where = [ps for ps in where if ps]
+        groups = [[float(np.log(self.samples[p].tok_s)) for p in ps] for ps in where]
+        spread, flags = in_use(groups, self.oracle.given())
+        return Levels(spread, frozenset(p for ps, fs in zip(where, flags) for p, f in zip(ps, fs) if f))
+
+    def good_next_to(self, p: int) -> list[int]:
+        """Positions of the good runs measured right before and right after run ``p``."""
+        return [q for q in (p - 1, p + 1) if 0 <= q < len(self.lines) and self.lines[q].index == 0
+                and self.samples[q] is not None]
+
+    def good_varied(self) -> str:
+        """'the good revision's runs varied from A to B tok/s' (its lowest and highest run)."""
         good = [s.tok_s for s in self.runs_of(0)]
-        groups = [good[k:k + 2] for k in range(len(good) - 1)]
-        groups += [[s.tok_s for s in self.runs_of(i)] for i in range(1, self.last + 1)]
-        return learned_spread([g for g in groups if g], self.oracle.run_spread, self.oracle.learn)
+        return f"the good revision's runs varied from {min(good):.1f} to {max(good):.1f} tok/s" if good else \
+            "the good revision measured nothing"
 
     def settle(self, i: int, verdict: str, note: str, change=None) -> None:
+        iv = change.interval if change else None
         v = VerdictLine(i, self.targets.ids[i], verdict, note, change.ratio if change else None,
-                        change.interval.low if change else None, change.interval.high if change else None,
-                        len(self.runs_of(i)))
+                        iv.low if iv else None, iv.high if iv else None, len(self.runs_of(i)))
         self.verdicts[i] = v
         self.writer.verdict(v)
         self.echo(f"bisect: {self.targets.label(i)} is {verdict}: {note}")
 
 
-def good_around(s: Sitting, i: int) -> list[RunSample]:
-    """The good revision's runs measured right before or right after a run of target ``i``."""
+def good_around(s: Sitting, i: int, off: frozenset[int] = frozenset()) -> list[RunSample]:
+    """The good revision's runs measured right before or right after a run of target ``i`` (none of them ``off``)."""
     out: dict[int, RunSample] = {}
-    for p, line in enumerate(s.lines):
-        if line.index != i or s.samples[p] is None:
-            continue
+    for p in s.positions(i):
         for q in (p - 1, p + 1):
-            if 0 <= q < len(s.lines) and s.lines[q].index == 0 and s.samples[q] is not None:
+            if 0 <= q < len(s.lines) and s.lines[q].index == 0 and s.samples[q] is not None and q not in off:
                 out[q] = s.samples[q]
     return [out[q] for q in sorted(out)]
 
 
-def _refuse_good(s: Sitting, line: RunLine, which: str) -> None:
+def kept_pairs(s: Sitting, lv: Levels, i: int) -> tuple[list[RunSample], list[RunSample]]:
+    """(target ``i``'s runs, the good runs around them) that a call may use: a run on its revision's level whose
+    good neighbours are all on the good revision's level (a pair measured while the machine moved is no verdict)."""
+    cand, good = [], {}
+    for p in s.positions(i):
+        around = s.good_next_to(p)
+        if p in lv.off or p in lv.beside or not around or any(q in lv.off for q in around):
+            continue
+        cand.append(s.samples[p])
+        good.update({q: s.samples[q] for q in around})
+    return cand, [good[q] for q in sorted(good)]
+
+
+def good_level_runs(s: Sitting, lv: Levels) -> list[RunSample]:
+    """The good revision's runs on its level: the reference every call is made against."""
+    return [s.samples[p] for p in s.positions(0) if p not in lv.off]
+
+
+def level_holds(s: Sitting, lv: Levels, i: int = 0, runs: int = 2) -> bool:
+    """Target ``i`` has a level: at least ``runs`` runs on it, and they are most of its runs (those measured beside
+    good runs on the good level)."""
+    ps = [p for p in s.positions(i) if p not in lv.beside]
+    kept = [p for p in ps if p not in lv.off]
+    return len(kept) >= runs and 2 * len(kept) > len(ps)
+
+
+def refuse(s: Sitting, line: RunLine, which: str) -> None:
     if line.status == st.OVER_CAPACITY:
         raise UsageError(f"Cell {s.spec.key} is Over capacity at the {which} revision ({line.reason}); give a cell "
                          "that runs (inproc profile check shows the pool).")
     raise UsageError(f"The {which} revision {s.targets.label(line.index)} does not measure cell {s.spec.key}: "
                      f"{line.status}: {line.reason}")
-
-
-def measure_regression(s: Sitting) -> Reference:
-    """Bad, then good, until compare calls bad slower than good, or the cap (then the range holds no regression)."""
-    while True:
-        bad, good = s.runs_of(s.last), good_around(s, s.last)
-        if bad and good:
-            sd, source = s.spread()
-            ref = reference(good, bad, sd, source, s.oracle)
-            s.echo(f"bisect: bad against good: tok/s {ref.change.ratio:.3f}x ({ref.change.interval.low:.3f}–"
-                   f"{ref.change.interval.high:.3f}), {ref.verdict}: {ref.reason}")
-            if regressed(ref) or len(bad) >= s.oracle.max_pairs or ref.change.ratio > 1:
-                return ref
-        for i, role in ((s.last, "bad"), (0, "good")):
-            line = s.run(i, role)
-            if line.tok_s is None:
-                _refuse_good(s, line, role)
-
-
-def judge(s: Sitting, i: int) -> None:
-    """Pairs (candidate, good) until the oracle decides, the cap, or the candidate fails to run."""
-    while i not in s.verdicts:
-        cand, good = s.runs_of(i), good_around(s, i)
-        if cand and good:
-            sd, source = s.spread()
-            d = decide(s.ref, good, cand, sd, source, s.oracle)
-            if d.verdict != UNDECIDED:
-                s.settle(i, d.verdict, d.note, d.change)
-                return
-            if len(cand) >= s.oracle.max_pairs:
-                s.settle(i, INSUFFICIENT, f"{d.note}; still undecided after {len(cand)} pairs", d.change)
-                return
-        line = s.run(i, "candidate")
-        if line.tok_s is None:
-            s.settle(i, SKIPPED, line.build or f"{line.status}: {line.reason}")
-            return
-        s.run(0, "good")
-
-
-def walk(s: Sitting, map_count: int) -> None:
-    """The regression, the map's points (if any), then the bisection of the last change from good to bad."""
-    s.ref = measure_regression(s)
-    if not regressed(s.ref):
-        return
-    for i, verdict in ((0, GOOD), (s.last, BAD)):
-        if i not in s.verdicts:
-            s.settle(i, verdict, s.ref.reason if i else "the good revision", s.ref.change if i else None)
-    for i in search.map_points(s.last, map_count):
-        judge(s, i)
-    while (i := search.next_target({k: v.verdict for k, v in s.verdicts.items()}, s.last)) is not None:
-        judge(s, i)

@@ -5,6 +5,8 @@ Exit codes: 0 the first bad revision is found, 1 the range holds no such change,
 """
 from __future__ import annotations
 
+import re
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -35,6 +37,28 @@ def _targets(repo, good, bad, builds, build, out: Path):
     return GitRevisions(root, [good_id, *git.revisions(root, good_id, bad_id)], build)
 
 
+def parse_budget(text: str | None) -> float | None:
+    """``90m`` -> 5400.0 seconds (s, m or h; a bare number is seconds); None: no budget."""
+    if text is None:
+        return None
+    m = re.fullmatch(r"\s*(\d+(?:\.\d*)?)\s*([smh]?)\s*", text)
+    if not m or float(m.group(1)) <= 0:
+        raise UsageError(f"Bad --budget {text!r}. Give seconds of child runs above 0, e.g. 900, 90m or 2h.")
+    return float(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[m.group(2)]
+
+
+def _oracle(run_spread: str | None, alarm, threshold: str, max_pairs: int, budget: str | None) -> OracleSettings:
+    """The oracle's settings for one cell: the spread stated, else the alarm's (learned when 'learn' or none)."""
+    base = OracleSettings(threshold=parse_threshold(threshold), max_pairs=max_pairs, budget_s=parse_budget(budget))
+    if run_spread is not None and run_spread.strip() == "learn":
+        return base
+    if run_spread is not None:
+        return replace(base, run_spread=parse_run_spread(run_spread)["tok_s"].log_sd)
+    if alarm is not None:
+        return replace(base, run_spread=alarm.sigma, spread_df=alarm.df, spread_source=alarm.source)
+    return base
+
+
 def _extra(duration, window_steps, sets) -> tuple[str, ...]:
     out: list[str] = []
     if duration is not None:
@@ -62,30 +86,31 @@ def _extra(duration, window_steps, sets) -> tuple[str, ...]:
 @click.option("--out", default="inproc-bisect", show_default=True, type=click.Path(file_okay=False),
               help="Folder of the log, each run's results file and the reports.")
 @click.option("--resume", is_flag=True, help="Continue the bisect logged in --out; nothing measured is measured again.")
-@click.option("--run-spread", default=f"{DEFAULTS.run_spread * 100:g}%", show_default=True,
-              help="How much one child's tok/s varies from run to run (log sd, e.g. 10%), or 'learn': from the "
-                   "bisect's own repeated runs once they show it on 3 degrees of freedom.")
+@click.option("--run-spread", default=None,
+              help="How much one child's tok/s varies from run to run (log sd, e.g. 3%), held against the runs. "
+                   "Default: the alarm's (history's for the cell with --from-history, the baseline's with "
+                   "--from-compare), else learned from the bisect's own interleaved runs; 'learn': learned always.")
 @click.option("--threshold", default=f"{DEFAULTS.threshold * 100:g}%", show_default=True,
               help="Bad must be slower than good beyond this (with compare's confidence).")
 @click.option("--max-pairs", type=click.IntRange(min=1), default=DEFAULTS.max_pairs, show_default=True,
-              help="Pairs (candidate, good) a revision gets before it is insufficient data (skipped).")
+              help="Pairs (candidate, good) a revision gets, the looks of the sequential test, before it is "
+                   "insufficient data (skipped).")
+@click.option("--budget", default=None, help="Seconds of child runs the bisect may spend (e.g. 900, 90m, 2h); when "
+                                              "spent, what is undecided is insufficient data. Default: no limit.")
 @click.option("--duration", type=float, help="Each child's decode window in seconds (default: the profile's).")
 @click.option("--window-steps", type=int, help="Each child's window in engine steps instead.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Prompt seed of every child (the same prompts).")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Engine argument override for every child.")
 def bisect(profile_path, cell, from_compare, from_history, repo, good, bad, builds, build, map_count, out, resume,
-           run_spread, threshold, max_pairs, duration, window_steps, seed, sets) -> int:
+           run_spread, threshold, max_pairs, budget, duration, window_steps, seed, sets) -> int:
     """Find the first revision where the cell got slower, measuring each one in a fresh child process."""
     out = str(Path(out).resolve())
     load_with_overrides(profile_path, sets)  # a bad profile or --set: one line, before anything moves
     cells = flagged_cells(cell, from_compare, from_history)
-    learn = run_spread.strip() == "learn"
-    spread = DEFAULTS.run_spread if learn else parse_run_spread(run_spread)["tok_s"].log_sd
-    oracle = OracleSettings(run_spread=spread or DEFAULTS.run_spread, learn=learn, threshold=parse_threshold(threshold),
-                            max_pairs=max_pairs)
+    oracles = {c: _oracle(run_spread, alarm, threshold, max_pairs, budget) for c, alarm in cells.items()}
     targets = _targets(repo, good, bad, builds, build, Path(out))
     code = 1
-    for context, concurrency in cells:
+    for (context, concurrency), oracle in oracles.items():
         spec = CellSpec(str(Path(profile_path).resolve()), context, concurrency, seed, _extra(duration, window_steps, sets))
         folder = Path(out) / cell_key(context, concurrency) if len(cells) > 1 else Path(out)
         r = run_bisect(targets, spec, folder, oracle, map_count, resume, build, lambda x: click.echo(x, err=True))

@@ -34,6 +34,7 @@ def bad_input(capsys, *args: str) -> str:
     (["--good", "HEAD~2", "--bad", "main"], "Give the cell one way"),
     (["--cell", "256x2", "--good", "HEAD~2", "--bad", "main", "--run-spread", "x"], "Bad --run-spread"),
     (["--cell", "256x2", "--good", "HEAD~2", "--bad", "main", "--resume"], "Nothing to resume"),
+    (["--cell", "256x2", "--good", "HEAD~2", "--bad", "main", "--budget", "soon"], "Bad --budget 'soon'"),
 ])
 def test_bad_input_leaves_the_checkout_alone(plugin, tmp_path, capsys, args, words):
     repo, _ = plugin

@@ -2,14 +2,17 @@
 
 The commits (``tests/bisect/plugin_repo.py``): 0-1 fast, 2 slow (a bump that commit 3
 undoes), 3 fast, 4 raises inside ``execute_model`` (a revision that does not run), 5 fast,
-6-8 slow (the regression the bad revision carries). One bisect is killed after its first
-measurements, resumed to its end, then resumed again with ``--map 3``: every check of the
-search on one set of children, each measured once.
+6-8 slow (the regression the bad revision carries; each slow step busy-waits twice its own
+forward). One bisect is killed after its first measurements, resumed to its end while a
+load child burns both cores during chosen runs, then resumed again with ``--map 3``: every
+check of the search on one set of children, each measured once. On a quiet machine a plant
+of about a sixth of a step is bisected to its commit.
 """
 from __future__ import annotations
 
 import json
 import signal
+import subprocess
 import sys
 import time
 
@@ -18,7 +21,8 @@ import pytest
 from inproc.bisect import git
 from tests.bisect.plugin_repo import FAIL, MODULE, fast, make_repo, slow
 from tests.conftest import DEFAULT_PROFILE, needs_vllm
-from tests.plugins import plugin_env, register, wrapping_module
+from tests.load import burning
+from tests.plugins import plugin_env, register
 from tests.spawn import run_inproc, start_inproc
 
 pytestmark = [pytest.mark.engine, needs_vllm]
@@ -35,16 +39,36 @@ def verdicts(log) -> dict[int, dict]:
     return {d["index"]: d for d in map(json.loads, log.read_text().splitlines()) if d["kind"] == "verdict"}
 
 
-def wait_for_runs(log, count: int, proc, timeout_s: float = 600) -> None:
+def wait_for_runs(log, count: int, proc, timeout_s: float = 600, ended_ok: bool = False) -> None:
+    """Until the log holds ``count`` runs; a bisect that ended before is a failure unless ``ended_ok``."""
     end = time.monotonic() + timeout_s
-    while time.monotonic() < end and proc.poll() is None:
+    while time.monotonic() < end:
         if log.exists() and len(runs(log)) >= count:
             return
+        if proc.poll() is not None:
+            break
         time.sleep(0.5)
-    pytest.fail(f"the bisect logged {len(runs(log)) if log.exists() else 0} runs, not {count}")
+    if not (ended_ok and proc.poll() is not None):
+        pytest.fail(f"the bisect logged {len(runs(log)) if log.exists() else 0} runs, not {count}")
 
 
-def test_bisect_killed_resumed_then_mapped(tmp_path):
+#: The runs (numbered from 1 in the log) measured while a load child burns both cores: a good run of the
+#: regression's reference, then a candidate's first pair.
+LOADED = (6, 7, 8, 9)
+
+
+def resumed_under_load(args, env, log, loaded: tuple[int, ...]) -> tuple[int, str]:
+    """Resume the bisect, burning both cores while the runs numbered ``loaded`` are measured; (exit code, stdout)."""
+    proc = start_inproc(*args, "--resume", env=env, stdout=subprocess.PIPE, text=True)
+    wait_for_runs(log, loaded[0] - 1, proc, ended_ok=True)
+    if proc.poll() is None:
+        with burning(workers=2, max_s=900):
+            wait_for_runs(log, loaded[-1], proc, timeout_s=900, ended_ok=True)
+    out, _ = proc.communicate(timeout=1800)
+    return proc.returncode, out
+
+
+def test_bisect_killed_resumed_under_load_then_mapped(tmp_path):
     repo, site, ids = make_repo(tmp_path, LAYOUT)
     env = plugin_env(site, repo)
     out, log = tmp_path / "out", tmp_path / "out" / "bisect.jsonl"
@@ -52,42 +76,50 @@ def test_bisect_killed_resumed_then_mapped(tmp_path):
     before = git.place(repo)
     started = time.monotonic()
 
-    proc = start_inproc(*args, env=env)  # killed once it has measured bad, good and tried commit 4
+    proc = start_inproc(*args, env=env)  # killed once it has measured bad, good, bad
     wait_for_runs(log, 3, proc)
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=120) == 130
     assert git.place(repo) == before
     killed = log.read_text().splitlines()
 
-    done = run_inproc(*args, "--resume", env=env)
-    assert done.returncode == 0, done.stderr[-3000:]
+    code, stdout = resumed_under_load(args, env, log, LOADED)
     assert git.place(repo) == before
     assert log.read_text().splitlines()[: len(killed)] == killed  # kept, nothing measured again
     measured = [(r["index"], r["role"]) for r in runs(log)]
-    assert measured.count((8, "bad")) == 1 and measured.count((4, "candidate")) == 1
+    assert measured.count((4, "candidate")) == 1
     v = verdicts(log)
+    # Never a wrong call, loaded or not: nothing before commit 6 is bad, nothing from it on is good.
+    assert not [i for i, d in v.items() if (d["verdict"] == "bad") != (i >= 6) and d["verdict"] in ("good", "bad")]
     assert v[4]["verdict"] == "skipped" and "planted failure" in v[4]["note"]
+    report = (out / "report.md").read_text()
+    figures = [(n, r["index"], r["tok_s"]) for n, r in enumerate(runs(log), 1) if n in LOADED]
+    print(f"\nloaded runs (number, revision, tok/s): {figures}; {stdout.strip().splitlines()[0]}")
+    children = len([r for r in runs(log) if r["results"]])
+    print(f"bisect of 9 commits: {children} children, {time.monotonic() - started:.0f} s wall "
+          f"(one child lost to the kill and measured again), {sum(r['wall_s'] for r in runs(log)):.0f} s in children")
+    if code == 1:  # the machine moved too much for the pairs: said so, nothing named
+        assert "insufficient data" in stdout.lower() and "First bad revision" not in stdout, stdout
+        return
+    assert code == 0, stdout
     assert v[6]["verdict"] == "bad" and v[5]["verdict"] == "good"
     assert v[8]["ratio"] < 0.8  # the regression as measured: tok/s well below good's
-    assert f"First bad revision: {ids[6][:10]} revision 6" in done.stdout
-    report = (out / "report.md").read_text()
+    assert f"First bad revision: {ids[6][:10]} revision 6" in stdout
     assert "bisect_probe.py" in report and "forward time" in report
+    assert "the good revision's level" in report  # each revision's runs beside the good one's spread
     assert (out / "report.html").read_text().startswith("<!doctype html>")
-    children = len([r for r in runs(log) if r["results"]])
-    print(f"\nbisect of 9 commits: {children} children, {time.monotonic() - started:.0f} s wall "
-          f"(one child lost to the kill and measured again), "
-          f"{sum(r['wall_s'] for r in runs(log)):.0f} s in children")
 
     n_before = len(runs(log))
     mapped = run_inproc(*args, "--resume", "--map", "3", env=env)
     assert mapped.returncode == 0, mapped.stderr[-3000:]
     assert git.place(repo) == before
     new = [(r["index"], r["role"]) for r in runs(log)[n_before:]]
-    assert {i for i, _ in new} == {2, 0}  # only the map's new point (and good runs beside it)
+    assert {i for i, _ in new} <= {2, 0}  # only the map's new point (and good runs beside it)
     v = verdicts(log)
-    assert v[2]["verdict"] == "bad" and v[3]["verdict"] == "good"
+    assert v[2]["verdict"] in ("bad", "insufficient data") and v[3]["verdict"] == "good"
     report = (out / "report.md").read_text()
-    assert "not monotonic" in report and f"First bad revision: {ids[6][:10]}" in report
+    assert f"First bad revision: {ids[6][:10]}" in report
+    assert v[2]["verdict"] != "bad" or "not monotonic" in report
 
 
 def test_an_over_capacity_cell_is_bad_input(tmp_path):
@@ -100,10 +132,10 @@ def test_an_over_capacity_cell_is_bad_input(tmp_path):
     assert git.place(repo) == before
 
 
-def interpreter(folder, body: str) -> str:
+def interpreter(folder, module: str) -> str:
     """A Python interpreter of its own: a script that runs this test's Python with ``folder``'s plugin module."""
     folder.mkdir(parents=True)
-    (folder / f"{MODULE}.py").write_text(wrapping_module(body))
+    (folder / f"{MODULE}.py").write_text(module)
     script = folder / "python"
     script.write_text(f'#!/bin/sh\nPYTHONPATH="$PYTHONPATH:{folder}" exec {sys.executable} "$@"\n')
     script.chmod(0o755)
@@ -119,3 +151,23 @@ def test_builds_of_interpreters_find_the_slow_one(tmp_path):
                       env=plugin_env(site, tmp_path / "site"))
     assert done.returncode == 0, done.stderr[-3000:]
     assert "First bad revision: #2" in done.stdout
+
+
+#: The quiet plant: each step busy-waits a fifth of its own forward, about a sixth of the step.
+SIXTH = 0.2
+
+
+def test_a_sixth_of_a_step_is_bisected_to_its_commit_on_a_quiet_machine(tmp_path):
+    repo, site, ids = make_repo(tmp_path, [fast(), slow(SIXTH), slow(SIXTH)])
+    out, log = tmp_path / "out", tmp_path / "out" / "bisect.jsonl"
+    started = time.monotonic()
+    done = run_inproc("bisect", DEFAULT_PROFILE, "--cell", "256x2", "--window-steps", "32", "--repo", repo,
+                      "--good", "HEAD~2", "--bad", "main", "--out", out, env=plugin_env(site, repo), timeout=1500)
+    v = verdicts(log)
+    good = [r["tok_s"] for r in runs(log) if r["index"] == 0]
+    bad = [r["tok_s"] for r in runs(log) if r["index"] == 2]
+    print(f"\na sixth of a step: good {good}, bad {bad}; {len(runs(log))} children, "
+          f"{time.monotonic() - started:.0f} s wall; {done.stdout.strip().splitlines()[0]}")
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    assert f"First bad revision: {ids[1][:10]} revision 1" in done.stdout
+    assert v[1]["verdict"] == "bad" and 0.75 < v[2]["ratio"] < 0.95  # the plant as measured: about a sixth slower

@@ -20,8 +20,12 @@ def test_the_cells_of_compares_slower_rows(tmp_path):
     path = tmp_path / "compare.json"
     path.write_text(render_compare_json(c))
     slower = sorted({(r.context, r.concurrency) for r in c.rows if r.verdict == SLOWER})
-    assert slower and from_compare(str(path)) == slower
+    flagged = from_compare(str(path))
+    assert slower and sorted(flagged) == slower
     assert json.loads(path.read_text())["exit_code"] == 1
+    rows = {(r.context, r.concurrency): r for r in c.rows if r.metric == "tok_s"}
+    for cell, alarm in flagged.items():  # the spread compare's test used for the cell's tok/s
+        assert alarm.sigma == rows[cell].estimate.run_spread == 0.10 and "baseline's spread" in alarm.source
 
 
 def test_the_cells_of_the_newest_nights_regressions():
@@ -30,8 +34,13 @@ def test_the_cells_of_the_newest_nights_regressions():
     found, _ = read_nights_checked(nights)
     expected = sorted({c.cell for c in build_history(found).regressions})
     assert expected == [(256, 1), (256, 4), (1024, 1), (1024, 4)]
-    assert from_history(nights) == expected
-    assert from_history([str(FIXTURES / "history")]) == []  # seven nights without a regression on the newest
+    flagged = from_history(nights)
+    assert sorted(flagged) == expected
+    spreads = build_history(found).spreads
+    for cell, alarm in flagged.items():  # the spread history learned for the cell's tok/s from these nights
+        assert alarm.sigma == spreads[(cell, "tok_s")].log_sd and alarm.df == spreads[(cell, "tok_s")].df
+        assert "history's spread" in alarm.source
+    assert from_history([str(FIXTURES / "history")]) == {}  # seven nights without a regression on the newest
 
 
 def test_a_cell_as_people_write_it():
