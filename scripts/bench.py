@@ -46,6 +46,8 @@
   exit       how long an inproc process takes to end after its command, python -m inproc
              (no interpreter teardown) against main() and sys.exit, alternating
              (scripts/bench_exit.py).
+  spawn      what the tests' fork server (tests/zygote.py) saves per child: the same tiny inproc cell
+             forked from it against a fresh process, alternating (scripts/bench_spawn.py).
 
 Run in the engine's environment:  .venv-vllm/bin/python scripts/bench.py [fidelity|overhead|compare|all]
                                   .venv-sglang/bin/python scripts/bench.py fidelity --engine sglang
@@ -197,7 +199,8 @@ def overhead() -> None:
 #: Subcommand -> its module in scripts/, whose ``main(argv)`` returns the exit status.
 SUBCOMMANDS = {"anatomy": "bench_anatomy", "slow": "bench_slow", "compare": "bench_compare", "record": "bench_record",
                "history": "bench_history", "speed": "bench_speed", "verdict": "bench_verdict", "bisect": "bench_bisect",
-               "otava": "bench_otava", "loops": "bench_loops", "exit": "bench_exit", "kernels": "bench_kernels"}
+               "otava": "bench_otava", "loops": "bench_loops", "exit": "bench_exit", "kernels": "bench_kernels",
+               "spawn": "bench_spawn"}
 
 
 if __name__ == "__main__":

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import zygote
+
 ROOT = Path(__file__).resolve().parent.parent
 CPU_SUPPORT = ROOT / "tests" / "cpu_support"
 #: Packages ``vllm`` and ``sglang`` that refuse to be imported, first on the children's path while a test marked
@@ -86,16 +88,24 @@ def inproc_command(*args: str) -> list[str]:
 
 def run_child(cmd: list[str], timeout: float = 600, env: dict[str, str] | None = None,
               **kwargs) -> subprocess.CompletedProcess:
-    """Run ``cmd`` (which runs inproc) in the checkout to its end; output captured as text."""
+    """Run ``cmd`` (which runs inproc) in the checkout to its end; output captured as text.
+
+    A ``python -m inproc`` child is forked from the session's fork server (``tests/zygote.py``) wherever
+    that is exact; ``INPROC_TEST_NO_ZYGOTE=1`` makes every child a fresh process."""
     refuse_unless_engine_test(f"runs {' '.join(map(str, cmd[:4]))} …")
     kwargs.setdefault("capture_output", True)
-    return subprocess.run(cmd, cwd=ROOT, env=env or child_env(), text=True, timeout=timeout, **kwargs)
+    env = env or child_env()
+    if zygote.serves(cmd, env, kwargs, _engine_free):
+        return zygote.run(cmd, cwd=ROOT, env=env, text=True, timeout=timeout, **kwargs)
+    return subprocess.run(cmd, cwd=ROOT, env=env, text=True, timeout=timeout, **kwargs)
 
 
 def start_child(cmd: list[str], env: dict[str, str] | None = None, **kwargs) -> subprocess.Popen:
     """Start ``cmd`` (which runs inproc) in the checkout and return at once; the caller waits."""
     refuse_unless_engine_test(f"starts {' '.join(map(str, cmd[:4]))} …")
-    return subprocess.Popen(cmd, cwd=ROOT, env=env or child_env(), **kwargs)
+    env = env or child_env()
+    popen = zygote.ZygotePopen if zygote.serves(cmd, env, kwargs, _engine_free) else subprocess.Popen
+    return popen(cmd, cwd=ROOT, env=env, **kwargs)
 
 
 def run_inproc(*args: str, timeout: float = 600, env: dict[str, str] | None = None, **kwargs) -> subprocess.CompletedProcess:
