@@ -114,7 +114,7 @@ def test_break_at_the_first_slow_step_and_its_profile(planted, tmp_path):
     out, traces = tmp_path / "r.json", tmp_path / "traces"
     p = run_inproc("cell", DEFAULT_PROFILE, "--context", "256", "--concurrency", "4", "--window-steps", "120",
                    "--max-output", "128", "--telemetry-hz", "0", *ONE_THREAD, "--seed", "1", "--break-at-slow-step",
-                   "--profile-slow", "--profile-steps", "15", "--profile-dir", traces, "--out", out, env=env,
+                   "--profile-slow", "--profile-steps", "15", "--profile-dir", traces, "--kernels", "off", "--out", out, env=env,
                    input="p cause\np row\np step['gc_ns']\nc\n")
     assert p.returncode == 0, p.stderr[-3000:]
     assert p.stdout.count("(Pdb)") == 4  # one stop: a prompt per command, none after 'c'
