@@ -58,12 +58,27 @@ def measure_regression(s: Sitting) -> Reference:
 
 
 def _unsettled(s: Sitting, lv: Levels, ref: Reference | str) -> Reference:
-    """The reference at the cap without a regression: insufficient data when the good runs disagreed, else none."""
+    """The reference at the cap without a regression: insufficient data when the good runs disagreed, or when the
+    interval of bad against good still holds a slowdown beyond the threshold (the runs cannot rule one out); "no
+    regression" only when the interval rules out any slowdown beyond it."""
     disagreed = isinstance(ref, str) or any(p in lv.off for p in s.positions(0)) or lv.spread.switched
     if disagreed:
         why = f"insufficient data: {s.good_varied()}" + (f" ({ref})" if isinstance(ref, str) else "")
         return Reference(ref.change if isinstance(ref, Reference) else None, INSUFFICIENT, why, None)
+    if not_ruled_out(ref, s.oracle.threshold):
+        c = ref.change
+        why = (f"insufficient data: bad against good is {c.ratio:.3f}x ({c.interval.low:.3f}–{c.interval.high:.3f}), "
+               f"not called slower, yet the interval holds a slowdown beyond the {s.oracle.threshold:.0%} threshold "
+               f"at a spread of {lv.spread.sigma:.1%} a run; more pairs (--max-pairs) or a quieter machine would "
+               f"tell ({ref.reason})")
+        return Reference(c, INSUFFICIENT, why, None)
     return ref
+
+
+def not_ruled_out(ref: Reference, threshold: float) -> bool:
+    """True when bad against good's interval reaches a tok/s ratio below 1 − ``threshold``: a regression beyond the
+    threshold is as consistent with the runs as none."""
+    return ref.change is not None and ref.change.interval.low < 1 - threshold
 
 
 def refreshed(s: Sitting, lv: Levels) -> Reference | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import signal
+import statistics
 import subprocess
 import sys
 import time
@@ -156,8 +157,19 @@ def test_builds_of_interpreters_find_the_slow_one(tmp_path):
 #: The quiet plant: each step busy-waits a fifth of its own forward, about a sixth of the step.
 SIXTH = 0.2
 
+#: The good revision's run-to-run spread (standard deviation over mean of its tok/s) up to which the machine
+#: counts as quiet. Simulated (``scripts/bench.py bisect``, docs/bisect.md), a 20 % regression at a 5 % spread
+#: is named within 8 pairs in about four trials of five, at 10 % in about one of twelve; at 4 % the plant of
+#: about a sixth of a step (measured 0.80-0.87x) is within the bisect's reach.
+QUIET_SPREAD = 0.04
+
 
 def test_a_sixth_of_a_step_is_bisected_to_its_commit_on_a_quiet_machine(tmp_path):
+    """On a quiet machine the plant is named; on a loaded one it is named or the bisect says it cannot tell.
+
+    Which holds is read from the bisect's own good runs: their spread is the machine's noise as the
+    bisect met it. Either way no wrong revision is named and no revision is called against the truth.
+    """
     repo, site, ids = make_repo(tmp_path, [fast(), slow(SIXTH), slow(SIXTH)])
     out, log = tmp_path / "out", tmp_path / "out" / "bisect.jsonl"
     started = time.monotonic()
@@ -166,8 +178,19 @@ def test_a_sixth_of_a_step_is_bisected_to_its_commit_on_a_quiet_machine(tmp_path
     v = verdicts(log)
     good = [r["tok_s"] for r in runs(log) if r["index"] == 0]
     bad = [r["tok_s"] for r in runs(log) if r["index"] == 2]
-    print(f"\na sixth of a step: good {good}, bad {bad}; {len(runs(log))} children, "
+    spread = statistics.stdev(good) / statistics.mean(good) if len(good) > 1 else float("inf")
+    quiet = spread <= QUIET_SPREAD
+    print(f"\na sixth of a step: good {good}, bad {bad}; good's spread {spread:.1%} "
+          f"({'quiet' if quiet else 'not quiet'}, quiet up to {QUIET_SPREAD:.0%}); {len(runs(log))} children, "
           f"{time.monotonic() - started:.0f} s wall; {done.stdout.strip().splitlines()[0]}")
-    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
-    assert f"First bad revision: {ids[1][:10]} revision 1" in done.stdout
-    assert v[1]["verdict"] == "bad" and 0.75 < v[2]["ratio"] < 0.95  # the plant as measured: about a sixth slower
+    # Never against the truth: revision 0 is fast, 1 and 2 are slow.
+    assert v.get(0, {}).get("verdict") != "bad" and "good" not in (v.get(1, {}).get("verdict"), v.get(2, {}).get("verdict"))
+    if done.returncode == 0:
+        assert f"First bad revision: {ids[1][:10]} revision 1" in done.stdout
+        assert v[1]["verdict"] == "bad" and 0.75 < v[2]["ratio"] < 0.95  # the plant as measured: about a sixth slower
+        return
+    assert not quiet, f"a quiet machine (good's spread {spread:.1%}) and no revision named:\n" + done.stdout
+    assert done.returncode == 1, done.stdout + done.stderr[-3000:]
+    assert "First bad revision" not in done.stdout
+    said = done.stdout.lower()
+    assert any(w in said for w in ("insufficient data", "not pinned", "within the noise")), done.stdout
