@@ -19,7 +19,7 @@
 #       assumptions checked on tonight's engine build. A failure stops the job with its line
 #       (also in the job summary). Exit 0 passed, 1 a check failed, 2 bad input.
 #   scripts/nightly.sh cpu [OUTDIR]
-#       The CPU variant (scripts/test.sh runs it): the selftest, a baseline of one tiny run of the default CPU
+#       The CPU variant (scripts/test_long.sh runs it, in CI): the selftest, a baseline of one tiny run of the default CPU
 #       profile, a second run compared against it (each run is mostly the engine's 20-30 s start,
 #       so two keep CI near a minute; the tests cover baselines of several runs). Passes when the
 #       commands work and the reports are written: exit 0 or 1 from compare both pass (one run

@@ -124,6 +124,8 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.engine)
         if "sglang" in item.nodeid.lower():
             item.add_marker(pytest.mark.sglang)
+        if item.get_closest_marker("long") is not None and item.get_closest_marker("engine") is None:
+            item.add_marker(pytest.mark.engine)  # a long test never runs in the fast tier
     items.sort(key=lambda item: item.get_closest_marker("ends_session_engine") is not None)
 
 

@@ -69,6 +69,7 @@ def resumed_under_load(args, env, log, loaded: tuple[int, ...]) -> tuple[int, st
     return proc.returncode, out
 
 
+@pytest.mark.long
 def test_bisect_killed_resumed_under_load_then_mapped(tmp_path):
     repo, site, ids = make_repo(tmp_path, LAYOUT)
     env = plugin_env(site, repo)
@@ -88,11 +89,10 @@ def test_bisect_killed_resumed_under_load_then_mapped(tmp_path):
     assert git.place(repo) == before
     assert log.read_text().splitlines()[: len(killed)] == killed  # kept, nothing measured again
     measured = [(r["index"], r["role"]) for r in runs(log)]
-    assert measured.count((4, "candidate")) == 1
     v = verdicts(log)
     # Never a wrong call, loaded or not: nothing before commit 6 is bad, nothing from it on is good.
     assert not [i for i, d in v.items() if (d["verdict"] == "bad") != (i >= 6) and d["verdict"] in ("good", "bad")]
-    assert v[4]["verdict"] == "skipped" and "planted failure" in v[4]["note"]
+    assert 4 not in v or (v[4]["verdict"] == "skipped" and "planted failure" in v[4]["note"])
     report = (out / "report.md").read_text()
     figures = [(n, r["index"], r["tok_s"]) for n, r in enumerate(runs(log), 1) if n in LOADED]
     print(f"\nloaded runs (number, revision, tok/s): {figures}; {stdout.strip().splitlines()[0]}")
@@ -103,6 +103,7 @@ def test_bisect_killed_resumed_under_load_then_mapped(tmp_path):
         assert "insufficient data" in stdout.lower() and "First bad revision" not in stdout, stdout
         return
     assert code == 0, stdout
+    assert measured.count((4, "candidate")) == 1  # the revision that fails to run: one try, then skipped
     assert v[6]["verdict"] == "bad" and v[5]["verdict"] == "good"
     assert v[8]["ratio"] < 0.8  # the regression as measured: tok/s well below good's
     assert f"First bad revision: {ids[6][:10]} revision 6" in stdout
@@ -143,6 +144,7 @@ def interpreter(folder, module: str) -> str:
     return str(script)
 
 
+@pytest.mark.long
 def test_builds_of_interpreters_find_the_slow_one(tmp_path):
     site = tmp_path / "site"
     register(site, MODULE)
@@ -164,6 +166,7 @@ SIXTH = 0.2
 QUIET_SPREAD = 0.04
 
 
+@pytest.mark.long
 def test_a_sixth_of_a_step_is_bisected_to_its_commit_on_a_quiet_machine(tmp_path):
     """On a quiet machine the plant is named; on a loaded one it is named or the bisect says it cannot tell.
 

@@ -83,6 +83,7 @@ def test_a_bad_value_is_one_line_exit_2(tmp_path):
     assert p.returncode == 2 and 'anatomy must be "on" or "off" (as --anatomy); got false.' in p.stderr and not out.exists()
 
 
+@pytest.mark.long
 @pytest.mark.skipif(ENGINE is None, reason="no engine is installed in this Python")
 @pytest.mark.engine  # starts `inproc cell`
 def test_a_cell_with_anatomy_off_runs_without_the_accounting(tmp_path):

@@ -31,6 +31,7 @@ def test_bad_shard_flags_are_one_line_exit_2(args, needle, tmp_path, capfd):
     assert not out.exists()
 
 
+@pytest.mark.long
 @needs_vllm
 def test_two_shards_merged_hold_the_cells_of_one_run_each_once(tmp_path):
     whole = tmp_path / "whole.json"

@@ -134,6 +134,7 @@ def _check_max_num_seqs_sweep(out, small, large, key):
     return recs
 
 
+@pytest.mark.long
 @needs_vllm
 def test_vllm_sweep_killed_then_resumed_runs_only_the_missing_variant(tmp_path):
     out = tmp_path / "sweep"
@@ -191,6 +192,7 @@ def test_vllm_dotted_key_reaches_the_engine_and_a_bad_value_is_recorded(tmp_path
     assert not (out / bad["file"]).exists()
 
 
+@pytest.mark.long
 @needs_vllm
 def test_a_sweep_where_every_variant_fails_exits_1_and_says_why(tmp_path):
     out = tmp_path / "sweep"
@@ -202,6 +204,7 @@ def test_a_sweep_where_every_variant_fails_exits_1_and_says_why(tmp_path):
     assert "0 measured, 2 failed" in (out / "sweep.md").read_text()
 
 
+@pytest.mark.long
 @needs_sglang
 def test_sglang_sweep_of_max_running_requests(tmp_path):
     out = tmp_path / "sweep"

@@ -77,6 +77,7 @@ def test_the_counts_read_are_the_engines_scheduled_tokens(runs, name, k, capfd):
     assert not d["capture_cost"]["recorded"]
 
 
+@pytest.mark.long
 def test_the_sweep_runs_both_lists_and_says_nothing_was_captured(runs, tmp_path, capfd):
     sizes = tmp_path / "sizes.json"
     assert spawn.run_main(capfd, "graphs", runs["cpu-vllm-tiny-llama-ngram"], "--budget", "2",

@@ -53,7 +53,13 @@ def test_cpu_profile_says_what_its_matrix_shows(path):
     assert claimed and all(s in ("Valid", "Requests queued", "Over capacity", "Looped") for s in claimed)
 
 
-@pytest.mark.parametrize("path", CPU, ids=lambda p: p.stem)
+#: The shipped CPU profiles whose matrix run is a long test: the speculative one (its features run for real in
+#: tests/engines/vllm/test_args.py).
+LONG_RUNS = {"cpu-vllm-tiny-llama-ngram"}
+
+
+@pytest.mark.parametrize("path", [pytest.param(p, marks=[pytest.mark.long] if p.stem in LONG_RUNS else [])
+                                  for p in CPU], ids=lambda p: p.stem)
 def test_cpu_profile_matrix_shows_what_its_comment_says(path, shipped_run):
     """The shipped matrix, run for real (``shipped_run``: 4-step windows, the statuses do not depend on the window)."""
     profile = load_profile(path)

@@ -41,6 +41,7 @@ def test_resume_of_a_folder_with_a_damaged_cell_file_is_one_line_and_changes_not
     assert _snapshot(tmp_path) == before
 
 
+@pytest.mark.long
 @needs_vllm
 def test_force_clears_the_old_folder_and_a_resumed_run_keeps_its_created(tmp_path):
     out = tmp_path / "r.json"

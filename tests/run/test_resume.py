@@ -28,6 +28,7 @@ def _files(path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in [path, *cells_dir(path).iterdir()]}
 
 
+@pytest.mark.long
 @needs_vllm
 def test_sigkill_then_resume(tmp_path):
     out = tmp_path / "r.json"

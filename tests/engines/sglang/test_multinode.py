@@ -29,6 +29,7 @@ def node_env(tmp, core: int) -> dict[str, str]:
     return {**child_env(sglang_support=True), "TMPDIR": str(tmp), "SGLANG_CPU_OMP_THREADS_BIND": str(core)}
 
 
+@pytest.mark.long
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one rank per node, one core per rank: needs 2 cores")
 def test_two_nodes_measure_a_cell_and_leave_nothing_running(tmp_path):
     port, out, tmp = free_port(), tmp_path / "r.json", tmp_path / "tmp"
@@ -57,6 +58,7 @@ def test_two_nodes_measure_a_cell_and_leave_nothing_running(tmp_path):
     (["--node-rank", "3", "--set", "nnodes=2", "--set", "dist-init-addr=127.0.0.1:5000"], "Bad --node-rank 3"),
     (["--node-rank", "1", "--set", "nnodes=2", "--set", "dist-init-addr=127.0.0.1"], "Bad dist-init-addr"),
 ])
+@pytest.mark.long
 def test_bad_worker_input_is_one_line_exit_2(args, needle):
     p = run_inproc("worker", str(PROFILE), *args, timeout=300)
     lines = [ln for ln in p.stderr.splitlines() if ln.strip()]

@@ -33,6 +33,7 @@ def test_selftest_passes_on_this_build(tmp_path):
     assert rows["overlap loop: tokens = engine's counters"].ok and rows["overlap loop: anatomy self-consistent"].ok
 
 
+@pytest.mark.long
 def test_a_deleted_internal_is_one_line_and_exit_1():
     code = textwrap.dedent("""
         import os, sys

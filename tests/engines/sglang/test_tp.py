@@ -51,6 +51,7 @@ CHILD = textwrap.dedent(
 )
 
 
+@pytest.mark.long
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="TP 2 binds one core per rank: needs 2 cores")
 def test_tp2_on_cpu_steps_in_lockstep_and_cleans_up(tmp_path):
     env = child_env(sglang_support=True, SGLANG_USE_CPU_ENGINE="1", SGLANG_CPU_OMP_THREADS_BIND="0|1")  # one core per rank

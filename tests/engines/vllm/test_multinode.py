@@ -25,6 +25,7 @@ def two_node_sets(port: int) -> list[str]:
     return [w for s in sets for w in ("--set", s)]
 
 
+@pytest.mark.long
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one rank per node, one core per rank: needs 2 cores")
 def test_two_nodes_measure_a_cell_and_leave_nothing_running(tmp_path):
     port, out = free_port(), tmp_path / "r.json"
@@ -77,6 +78,7 @@ def refused_children(tmp_path_factory):
     return dict(zip(cases, run_mains(*cases.values(), timeout=300))), cases["ray"][-1]
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("command,sets,needle", BAD_RANKS)
 def test_bad_node_ranks_are_one_line_exit_2(command, sets, needle, tmp_path, capfd, request):
     args = _rank_args(command, sets)
@@ -89,6 +91,7 @@ def test_bad_node_ranks_are_one_line_exit_2(command, sets, needle, tmp_path, cap
     assert "Traceback" not in p.stderr and not (tmp_path / "r.json").exists()
 
 
+@pytest.mark.long
 def test_ray_on_this_cpu_is_vllms_refusal_in_one_line(refused_children):
     results, out = refused_children
     p = results["ray"]

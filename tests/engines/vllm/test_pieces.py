@@ -39,6 +39,7 @@ def _inproc(code: str, *argv: str) -> subprocess.CompletedProcess:
     return run_child([sys.executable, "-c", code, *argv], timeout=300)
 
 
+@pytest.mark.long
 @pytest.mark.engine  # starts inproc
 def test_profile_import_finds_the_serve_parser_where_0_33_keeps_it_simulated_0_33(tmp_path):
     out = tmp_path / "imported.toml"
@@ -49,6 +50,7 @@ def test_profile_import_finds_the_serve_parser_where_0_33_keeps_it_simulated_0_3
     assert 'model = "org/m"' in text and "max-model-len = 4096" in text and "port" not in text.split("[engine_args]")[1]
 
 
+@pytest.mark.long
 @pytest.mark.engine  # starts inproc
 def test_a_serve_parser_missing_everywhere_is_one_line(tmp_path):
     code = _SIMULATED_0_33.replace('sys.modules["vllm.entrypoints.common.cli_args"] = moved',

@@ -43,6 +43,7 @@ def test_selftest_passes_on_this_build(tmp_path):
     assert "✓" in p.stdout and "✗" not in p.stdout and json.loads(out.read_text())["passed"] is True
 
 
+@pytest.mark.long
 def test_a_deleted_internal_is_one_line_and_exit_1():
     code = textwrap.dedent("""
         import sys

@@ -46,6 +46,7 @@ def _signal_tree(pid: int, how: str) -> None:
             pass
 
 
+@pytest.mark.long
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one rank per node, one core per rank: needs 2 cores")
 @pytest.mark.parametrize("how", ["kill", "stop"])
 def test_a_worker_killed_mid_cell_ends_the_head_with_the_watchdogs_code(tmp_path, how):
