@@ -15,12 +15,12 @@ repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 source scripts/test_common.sh
 status=0
-bash scripts/setup_vllm.sh || exit 1
-# The SGLang environment is made meanwhile (a fresh clone's set-up is mostly downloads and unpacking);
-# its log is printed if it fails.
+# The SGLang environment is made meanwhile, beside the vLLM one and the fast tier (a fresh clone's
+# set-up is mostly unpacking wheels); its output is printed once it is done.
 sglang_setup="$(mktemp /tmp/inproc-setup-sglang-bg.XXXXXX)"
 bash scripts/setup_sglang.sh >"$sglang_setup" 2>&1 &
 sglang_pid=$!
+bash scripts/setup_vllm.sh || { wait "$sglang_pid"; exit 1; }
 # The fast tier (no engine built, no inproc started: pytest -m "not engine") runs once, here.
 "$VLLM_PY" -m pytest tests -q -p no:cacheprovider --ignore=tests/engines/sglang -m "not engine" "$@" || status=1
 if ! wait "$sglang_pid"; then cat "$sglang_setup" >&2; echo "the SGLang environment's set-up failed" >&2; exit 1; fi

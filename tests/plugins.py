@@ -93,3 +93,30 @@ def step_sized(plant: str, clean_gaps: int = 16) -> str:
             f"step_s = statistics.median(_gaps[-{clean_gaps}:]) if len(_gaps) >= {clean_gaps} else None\n"
             f"{plant.strip()}\n"
             f"_after = time.perf_counter()")
+
+
+def step_sized_gemm(steps: float, every: int = 1, dim: int = 192, clean_gaps: int = 8) -> str:
+    """A ``before_call`` body that plants ``torch.mm`` of ``dim`` x ``dim`` inside the step: on every ``every``-th
+    call once ``step_s`` is known (:func:`step_sized`), a fixed count of multiplies sized then to take about
+    ``steps`` x ``step_s`` (one multiply timed as the median of five). Each planted call appends "COUNT NS" (the
+    multiplies, their nanoseconds) to the file ``INPROC_TEST_PLANT_LOG`` names. Sized by the machine's own steps,
+    the plant stays the same share of a step on a slower or busier machine, where the categories' noise grows."""
+    return step_sized(f"""
+import os, statistics, torch
+global _gemm
+if n == 1:
+    _gemm = {{"a": torch.ones({dim}, {dim})}}
+if step_s is not None and "reps" not in _gemm:
+    one = []
+    for _ in range(5):
+        t0 = time.perf_counter_ns()
+        torch.mm(_gemm["a"], _gemm["a"])
+        one.append(time.perf_counter_ns() - t0)
+    _gemm["reps"] = max(2, round({steps!r} * step_s * 1e9 / statistics.median(one)))
+if "reps" in _gemm and n % {every} == 0:
+    t0 = time.perf_counter_ns()
+    for _ in range(_gemm["reps"]):
+        torch.mm(_gemm["a"], _gemm["a"])
+    with open(os.environ["INPROC_TEST_PLANT_LOG"], "a") as f:
+        f.write(f"{{_gemm['reps']}} {{time.perf_counter_ns() - t0}}\\n")
+""", clean_gaps)

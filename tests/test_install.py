@@ -50,6 +50,7 @@ def bare_venv(tmp_path_factory) -> Path:
     return venv
 
 
+@pytest.mark.long
 @pytest.mark.engine
 def test_the_reading_commands_run_without_an_engine(bare_venv, tmp_path):
     python, inproc = str(bare_venv / "bin" / "python"), str(bare_venv / "bin" / "inproc")

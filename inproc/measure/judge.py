@@ -71,7 +71,8 @@ def judge_decode(fig: DecodeFigures | None, concurrency: int, capacity: Capacity
     the plan's KV arithmetic of the cell, quoted in a Requests queued reason.
     """
     if fig is None:
-        return Verdict(st.ERROR, "the decode window held no engine step", ())
+        return Verdict(st.ERROR, "the decode window held no engine step (a window of seconds ends before its first "
+                                 "step that ends past it: give a --duration longer than a step, or --window-steps)", ())
     throttle = ("not_throttled",) if throttle_passed else ()
     if looped:
         return Verdict(st.LOOPED, looped, throttle)

@@ -124,6 +124,7 @@ def test_bisect_killed_resumed_under_load_then_mapped(tmp_path):
     assert v[2]["verdict"] != "bad" or "not monotonic" in report
 
 
+@pytest.mark.long
 def test_an_over_capacity_cell_is_bad_input(tmp_path):
     repo, site, _ = make_repo(tmp_path, [fast(), slow()])
     before = git.place(repo)

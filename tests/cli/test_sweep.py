@@ -168,6 +168,7 @@ def test_vllm_sweep_killed_then_resumed_runs_only_the_missing_variant(tmp_path):
     assert len(csv) == 3 and csv[2].split(",")[2:5] == ["max-num-seqs=8", st.VALID, "yes"]
 
 
+@pytest.mark.long
 @needs_vllm
 def test_vllm_dotted_key_reaches_the_engine_and_a_bad_value_is_recorded(tmp_path):
     out = tmp_path / "sweep"

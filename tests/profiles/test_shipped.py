@@ -53,9 +53,9 @@ def test_cpu_profile_says_what_its_matrix_shows(path):
     assert claimed and all(s in ("Valid", "Requests queued", "Over capacity", "Looped") for s in claimed)
 
 
-#: The shipped CPU profiles whose matrix run is a long test: the speculative one (its features run for real in
-#: tests/engines/vllm/test_args.py).
-LONG_RUNS = {"cpu-vllm-tiny-llama-ngram"}
+#: The shipped CPU profiles whose matrix run is a long test (scripts/test_long.sh): the speculative one and the
+#: tiny DeepSeek-V3 (the README's test command runs the default profiles' matrices).
+LONG_RUNS = {"cpu-vllm-tiny-llama-ngram", "cpu-vllm-tiny-deepseek-v3"}
 
 
 @pytest.mark.parametrize("path", [pytest.param(p, marks=[pytest.mark.long] if p.stem in LONG_RUNS else [])

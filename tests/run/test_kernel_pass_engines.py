@@ -20,7 +20,7 @@ from inproc.kernels.table import COLUMNS
 from inproc.measure import metrics as m
 from inproc.record.io import cells_dir, load_results
 from tests.conftest import DEFAULT_PROFILES, needs
-from tests.plugins import plugin_env, register, wrapping_module
+from tests.plugins import plugin_env, register, step_sized_gemm, wrapping_module
 from tests.spawn import child_env, run_inproc
 
 pytestmark = pytest.mark.engine
@@ -75,30 +75,9 @@ def test_each_decode_cell_gets_a_table_of_its_pass_steps_that_the_rules_place(en
 # clean step (call to call) and one multiply, which sizes the plant; from then on each even call plants
 # and logs how long its multiplies took. Planted and clean steps alternate inside one pass, so the
 # machine's load drifts alike over both.
-PLANT = """import os
-import torch
-global _plant
-if n == 1:
-    _plant = {"at": [], "a": torch.ones(DIM, DIM)}
-p = _plant
-if n <= 8:
-    p["at"].append(time.perf_counter_ns())
-    return
-if "reps" not in p:
-    t0 = time.perf_counter_ns()
-    for _ in range(5):
-        torch.mm(p["a"], p["a"])
-    one = (time.perf_counter_ns() - t0) / 5
-    gaps = sorted(b - a for a, b in zip(p["at"], p["at"][1:]))
-    p["reps"] = max(2, round(gaps[len(gaps) // 2] / one))
-if n % 2:
-    return
-t0 = time.perf_counter_ns()
-for _ in range(p["reps"]):
-    torch.mm(p["a"], p["a"])
-with open(os.environ["INPROC_TEST_PLANT_LOG"], "a") as f:
-    f.write(f"{p['reps']} {time.perf_counter_ns() - t0}\\n")
-""".replace("DIM", "192")
+#: Every other step, multiplies sized to about three of the machine's own steps (tests/plugins.py): the other
+#: categories' noise per step grows with a slower or busier machine's steps, and the plant grows with them.
+PLANT = step_sized_gemm(3, every=2)
 
 
 @needs("vllm")

@@ -106,6 +106,7 @@ def test_planted_gc_and_sleeps_are_the_slow_steps_with_their_causes(planted, tmp
     assert cell.figures.slow.causes.get("gc", 0) == len(planted_gc)
 
 
+@pytest.mark.long
 @needs_vllm
 @pytest.mark.engine  # starts `inproc cell`
 def test_break_at_the_first_slow_step_and_its_profile(planted, tmp_path):

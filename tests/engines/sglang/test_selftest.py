@@ -18,6 +18,7 @@ def _run(code: str, *argv: str) -> subprocess.CompletedProcess:
     return run_child([sys.executable, "-c", code, *argv], timeout=900, env=child_env())
 
 
+@pytest.mark.long
 def test_selftest_passes_on_this_build(tmp_path):
     out = tmp_path / "selftest.json"
     p = _run("import sys; from inproc.cli.main import run_process; run_process(sys.argv[1:])", "selftest", "--engine", "sglang",

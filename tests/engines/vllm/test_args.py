@@ -142,6 +142,7 @@ _NGRAM_RUN = textwrap.dedent("""
 """)
 
 
+@pytest.mark.long
 @pytest.mark.engine  # builds the engine in a child process
 def test_ngram_profile_speculates_for_real():
     """Builds the n-gram profile's engine (in a child: one vLLM engine per process) and decodes greedily."""

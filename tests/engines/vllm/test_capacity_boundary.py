@@ -82,7 +82,12 @@ def install_fakes(shape: str) -> None:
         install()
 
 
-@pytest.fixture(scope="module", params=sorted(SHAPES))
+#: The shapes the README's test command builds; the rest are long tests (scripts/test_long.sh).
+QUICK_SHAPES = {"full_attention", "mla", "deepseek_v4"}
+
+
+@pytest.fixture(scope="module", params=[pytest.param(k, marks=[] if k in QUICK_SHAPES else [pytest.mark.long])
+                                        for k in sorted(SHAPES)])
 def shaped(request):
     folder, extra, kinds, _, _ = SHAPES[request.param]
     if request.param == "deepseek_v4" and (why := dsv4_unbuildable()):

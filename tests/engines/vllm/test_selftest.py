@@ -24,6 +24,7 @@ def _run(code: str, *argv: str) -> subprocess.CompletedProcess:
 _MAIN = "import sys; from inproc.cli.main import run_process; run_process(sys.argv[1:])"
 
 
+@pytest.mark.long
 def test_selftest_passes_on_this_build(tmp_path):
     out = tmp_path / "selftest.json"
     p = _run(_MAIN, "selftest", "--engine", "vllm", "--out", str(out))
