@@ -98,6 +98,11 @@ class Change:
         return Interval(*self.test.interval())
 
     @property
+    def ratio_text(self) -> str:
+        """The ratio and its interval as the log and the report print them: "0.817x (0.664–1.006)"."""
+        return f"{self.ratio:.3f}x ({self.interval.low:.3f}–{self.interval.high:.3f})"
+
+    @property
     def slowdown(self) -> tuple[float, float, float]:
         """(log slowdown, its low, its high): a slower new run is above 0."""
         low, high = self.test.interval()

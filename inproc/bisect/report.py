@@ -106,8 +106,8 @@ def result(s: Sitting) -> Result:
         return Result(title, head, NONE, "", None, "", "", (), (), rows, children, child_s, level)
     good = [r.anatomy for r in s.runs_of(0) if r.anatomy]
     bad = [r.anatomy for r in s.runs_of(s.last) if r.anatomy]
-    regression = (f"bad against good: tok/s {ref.change.ratio:.3f}x ({ref.change.interval.low:.3f}–"
-                  f"{ref.change.interval.high:.3f}), {ref.reason}; spread {ref.change.spread.source}; in the steps: "
+    regression = (f"bad against good: tok/s {ref.change.ratio_text}, {ref.reason}; spread {ref.change.spread.source}; "
+                  f"in the steps: "
                   f"{diagnose(good, bad, 'tok_s', ref.change.ratio)}")
     found, could_be = search.first_bad({k: v.verdict for k, v in s.verdicts.items()}, s.last)
     if found is None:

@@ -45,8 +45,7 @@ def measure_regression(s: Sitting) -> Reference:
             _echo_check(s, lv)
             ref = _reference_at(s, lv, look)
             if isinstance(ref, Reference):
-                s.echo(f"bisect: bad against good: tok/s {ref.change.ratio:.3f}x ({ref.change.interval.low:.3f}–"
-                       f"{ref.change.interval.high:.3f}), {ref.verdict}: {ref.reason}")
+                s.echo(f"bisect: bad against good: tok/s {ref.change.ratio_text}, {ref.verdict}: {ref.reason}")
                 if regressed(ref):
                     return ref
             if look >= s.oracle.max_pairs or s.over_budget():
@@ -67,7 +66,7 @@ def _unsettled(s: Sitting, lv: Levels, ref: Reference | str) -> Reference:
         return Reference(ref.change if isinstance(ref, Reference) else None, INSUFFICIENT, why, None)
     if not_ruled_out(ref, s.oracle.threshold):
         c = ref.change
-        why = (f"insufficient data: bad against good is {c.ratio:.3f}x ({c.interval.low:.3f}–{c.interval.high:.3f}), "
+        why = (f"insufficient data: bad against good is {c.ratio_text}, "
                f"not called slower, yet the interval holds a slowdown beyond the {s.oracle.threshold:.0%} threshold "
                f"at a spread of {lv.spread.sigma:.1%} a run; more pairs (--max-pairs) or a quieter machine would "
                f"tell ({ref.reason})")
@@ -76,9 +75,9 @@ def _unsettled(s: Sitting, lv: Levels, ref: Reference | str) -> Reference:
 
 
 def not_ruled_out(ref: Reference, threshold: float) -> bool:
-    """True when bad against good's interval reaches a tok/s ratio below 1 − ``threshold``: a regression beyond the
-    threshold is as consistent with the runs as none."""
-    return ref.change is not None and ref.change.interval.low < 1 - threshold
+    """True when bad against good's interval reaches a slowdown beyond the threshold as compare defines it (bad's tok/s
+    below good's ÷ (1 + ``threshold``)): a regression beyond the threshold is as consistent with the runs as none."""
+    return ref.change is not None and ref.change.interval.low < 1 / (1 + threshold)
 
 
 def refreshed(s: Sitting, lv: Levels) -> Reference | None:
