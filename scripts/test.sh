@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The README's test command: sets up the engine environments if needed and runs the tests that
 # fit in 20 minutes on a fresh clone of 2 cores: the fast tier and the vLLM engine tier in
-# .venv-vllm, then in .venv-sglang the SGLang-named tests and
-# the engine tier less the tests marked engine_free (their children build no engine, so the vLLM
-# venv's run of them is the one that counts; a test for the other engine skips; the SGLang-only
-# tests live in tests/engines/sglang). The tests marked `long` (bisects, sweeps, kills and
-# multi-node runs of many children), the nightly job's CPU variant and the oldest vLLM's smoke
-# run are scripts/test_long.sh's; CI (.ci/run) runs both scripts. Each engine tier sets INPROC_REQUIRE_ENGINE, so a venv that lost
-# its engine fails the tier at once instead of skipping every test; the fast tier needs no engine.
+# .venv-vllm, then in .venv-sglang the SGLang-named tests and the engine tier less the tests
+# marked engine_free (their children build no engine, so the vLLM venv's run of them is the one
+# that counts; a test for the other engine skips; the SGLang-only tests live in
+# tests/engines/sglang). The tests marked `long` (bisects, sweeps, kills and multi-node runs of
+# many children), the nightly job's CPU variant and the oldest vLLM's smoke run are
+# scripts/test_long.sh's; CI (.ci/run) runs both scripts. Each engine tier sets
+# INPROC_REQUIRE_ENGINE, so a venv that lost its engine fails the tier at once instead of
+# skipping every test; the fast tier needs no engine.
 # INPROC_TEST_SLOWDOWN=burn runs both engine tiers as on a slower machine: bound to one CPU shared
 # with two CPU burners (python -m tests.slowed), each step takes about three times as long.
 set -uo pipefail

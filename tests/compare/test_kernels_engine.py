@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import DEFAULT_PROFILES, needs
-from tests.plugins import plugin_env, register, step_sized_gemm, wrapping_module
+from tests.plugins import plugin_env, read_plant_log, register, step_sized_gemm, wrapping_module
 from tests.spawn import child_env, run_inproc
 
 pytestmark = [pytest.mark.engine, pytest.mark.long, needs("vllm")]  # three runs and two compares
@@ -56,7 +56,7 @@ def test_compare_names_gemm_for_a_planted_gemm_and_nothing_for_clean_runs(tmp_pa
     a, b = _run(tmp_path / "clean-a.json", clean), _run(tmp_path / "clean-b.json", clean)
     planted = _run(tmp_path / "planted.json",
                    plugin_env(site, src, INPROC_TEST_PLANT_LOG=str(log), VLLM_LOGGING_LEVEL="ERROR"))
-    plant_ms = float(np.median([int(line.split()[1]) for line in log.read_text().splitlines()])) / 1e6
+    plant_ms = float(np.median(read_plant_log(log)[1])) / 1e6
     quiet, moved = _kernels(a, b), _kernels(a, planted)
     gemm = next(c for c in moved["categories"] if c["category"] == "gemm")
     print(f"plant {plant_ms:.2f} ms per step; gemm {gemm['base_ms']:.2f} → {gemm['new_ms']:.2f} ms "

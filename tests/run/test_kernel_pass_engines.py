@@ -20,7 +20,7 @@ from inproc.kernels.table import COLUMNS
 from inproc.measure import metrics as m
 from inproc.record.io import cells_dir, load_results
 from tests.conftest import DEFAULT_PROFILES, needs
-from tests.plugins import plugin_env, register, step_sized_gemm, wrapping_module
+from tests.plugins import plugin_env, read_plant_log, register, step_sized_gemm, wrapping_module
 from tests.spawn import child_env, run_inproc
 
 pytestmark = pytest.mark.engine
@@ -93,8 +93,8 @@ def test_a_planted_gemm_rises_gemm_by_its_calls_and_about_its_time_and_no_other_
     steps = t.steps.tolist()
     mm = np.array([int(t.calls[(t.step == s) & (names == "aten::mm")].sum()) for s in steps])
     ns = {c: np.array([float(t.device_ns[(t.step == s) & (cats == c)].sum()) for s in steps]) for c in CATEGORIES}
-    logged = np.array([[int(x) for x in line.split()] for line in log.read_text().splitlines()])
-    reps, plant_ns = int(logged[0, 0]), float(np.median(logged[:, 1]))
+    counts, times_ns = read_plant_log(log)
+    reps, plant_ns = counts[0], float(np.median(times_ns))
     planted = mm > mm.min()
     # Known truth: the planted steps are every other one, each with exactly the planted multiplies more.
     assert planted.sum() in (len(steps) // 2, (len(steps) + 1) // 2) and not np.any(planted[1:] & planted[:-1]), mm
