@@ -30,7 +30,7 @@ def encode_array(values) -> dict[str, object]:
 def decode_array(data: Mapping[str, Any]) -> np.ndarray:
     """Inverse of :func:`encode_array` (and of version 1's ``b64`` form); a native-order, writable copy.
 
-    An array already decoded (read from a cell file, ``inproc.record.cells``) is returned as it is.
+    An array already decoded (read from a cell file, ``inproc.record.files``) is returned as it is.
     """
     if isinstance(data, np.ndarray):
         return data

@@ -9,6 +9,9 @@
              Engine.generate) in fresh processes, alternating; noisy on 2-core machines
              (single rounds swing 0.8-1.3), kept for reference. SGLang's A/B runs on its
              overlap loop and on its normal loop.
+             transformers (--engine transformers): the same requests through inproc's adapter
+             (Engine.step() to the end) and through the engine's own generate_batch, in one
+             process, rounds alternating; target >= 0.98 (scripts/bench_fidelity_tf.py).
   overhead   fraction of the decode window spent outside Engine.step() at C=128 on the
              tiny model (the harness's cost). Target <= 1%.
   anatomy    decode tok/s with the step anatomy's accounting on ÷ off at C = 1, 8 and 128,
@@ -31,10 +34,11 @@
              DIR times another checkout on the same files). Target < 3 s each.
   verdict    the nightly verdict's false-alarm rate and detection power on simulated nights
              (tests/sim: GPU-like steps, 2 % night-to-night noise, planted slowdowns), history
-             and a 5-run-baseline compare, each rate with its interval and number of trials
-             (scripts/bench_verdict.py; --trials, --trials-e2e).
+             and a 5-run-baseline compare, each rate with its interval and number of trials; one run
+             against one run judged by --max-spread: its false alarms on clean pairs and its power
+             (scripts/bench_verdict.py, scripts/bench_pairs.py; --trials, --trials-e2e, --only).
   bisect     inproc bisect on simulated machines (a planted slowdown at a known commit, runs slowed 1-6x
-             and slow stretches at random): the right-commit, insufficient-data and wrong-commit rates
+             and slow stretches at random; or half the runs 3-12x slower in spells): the right-commit, insufficient-data and wrong-commit rates
              with their Wilson intervals, the power per regression and run spread, the regression
              stage beside compare (scripts/bench_bisect.py; --trials, --power-trials).
   loops      the loop detector on a full cell (128 x 4,096 tokens), median time per call
@@ -43,14 +47,22 @@
              regression then fix, variance changes (scripts/bench_otava.py).
   kernels    compare's kernel diagnosis on simulated kernel passes: how often clean against clean names a
              category, and how often a planted GEMM shift is named gemm (scripts/bench_kernels.py).
+  disturbed  the disturbance rule on simulated windows (tests/sim/host.py): how often a quiet window is
+             flagged (target <= 1 %) and a window beside a burner of 0.25-2 cores (target >= 95 % from
+             0.5 core), with Wilson intervals (scripts/bench_disturbed.py; --trials, --daemon-cores).
   exit       how long an inproc process takes to end after its command, python -m inproc
              (no interpreter teardown) against main() and sys.exit, alternating
              (scripts/bench_exit.py).
+  telemetry  what telemetry costs the headline for 1, 4 and 8 GPUs of a FAKE NVML with the H200's per-call
+             costs: a window's decode tok/s with telemetry on ÷ off, interleaved inside one engine (target
+             >= 0.995), and the CPU telemetry took in the engine's process (target <= 0.1 % of a core)
+             (scripts/bench_telemetry.py; its own flags).
   spawn      what the tests' fork server (tests/zygote.py) saves per child: the same tiny inproc cell
              forked from it against a fresh process, alternating (scripts/bench_spawn.py).
 
 Run in the engine's environment:  .venv-vllm/bin/python scripts/bench.py [fidelity|overhead|compare|all]
                                   .venv-sglang/bin/python scripts/bench.py fidelity --engine sglang
+                                  .venv-vllm/bin/python scripts/bench.py fidelity --engine transformers
 Machines like ours are noisy: the script alternates the two sides and reports medians.
 """
 from __future__ import annotations
@@ -200,7 +212,7 @@ def overhead() -> None:
 SUBCOMMANDS = {"anatomy": "bench_anatomy", "slow": "bench_slow", "compare": "bench_compare", "record": "bench_record",
                "history": "bench_history", "speed": "bench_speed", "verdict": "bench_verdict", "bisect": "bench_bisect",
                "otava": "bench_otava", "loops": "bench_loops", "exit": "bench_exit", "kernels": "bench_kernels",
-               "spawn": "bench_spawn"}
+                "spawn": "bench_spawn", "telemetry": "bench_telemetry", "disturbed": "bench_disturbed"}
 
 
 if __name__ == "__main__":
@@ -211,8 +223,11 @@ if __name__ == "__main__":
     ap.add_argument("what", nargs="?", default="all", choices=("fidelity", "overhead", *SUBCOMMANDS, "all"),
                     help="anatomy, compare and record take their own flags: bench.py compare --help")
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--engine", choices=("vllm", "sglang"), default="vllm", help="the engine installed in this Python")
+    ap.add_argument("--engine", choices=("vllm", "sglang", "transformers"), default="vllm",
+                    help="the engine installed in this Python")
     a = ap.parse_args()
+    if a.what == "fidelity" and a.engine == "transformers":
+        sys.exit(__import__("bench_fidelity_tf").main(["--rounds", str(a.rounds)]))
     if a.what in ("fidelity", "all"):
         fidelity(a.rounds, a.engine)
     if a.what in ("overhead", "all"):

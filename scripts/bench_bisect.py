@@ -9,14 +9,16 @@ settings (``OracleSettings()``: the spread learned from the bisect's own runs,
 ``tests/bisect/sim.py``: nine revisions, a slowdown planted at a commit drawn from 1-8,
 each run's tok/s log-normal with the run spread, and the drift: a run slowed 1-6x on its
 own (chance ``Drift.p_slow``), slow stretches of 3-6 runs slowed alike (chance
-``Drift.p_stretch`` a run).
+``Drift.p_stretch`` a run); and a machine in two clusters (``sim.TWO_CLUSTERS``): about half
+the runs 3-12x slower, at random and in spells, as another program's load makes them.
 
 Printed:
-- the drifting machine, every trial a regression of 5, 10 or 20 % at a run spread of 2, 5
-  or 10 % in turn: the rates of the right commit, insufficient data and a wrong commit,
-  each with its 95 % Wilson interval and number of trials (target: no wrong commit);
+- the drifting machine, then the machine in two clusters, every trial a regression of 5, 10
+  or 20 % at a run spread of 2, 5 or 10 % in turn: the rates of the right commit,
+  insufficient data and a wrong commit, each with its 95 % Wilson interval and number of
+  trials (target: no wrong commit);
 - the power table: the share of trials naming the right commit, per regression and run
-  spread, on a quiet machine and on the drifting one, with the mean child runs a trial took;
+  spread, on a quiet machine, the drifting one and the one in two clusters, with the mean child runs a trial took;
 - the regression stage beside compare: the share of quiet sittings in which bad against
   good is called a regression within the budget, beside compare's power with a baseline of
   ``max_pairs`` runs against as many new runs (the spread learned from those runs, alarm
@@ -44,7 +46,7 @@ from bench_verdict import wilson  # noqa: E402
 from inproc.bisect.oracle import OracleSettings, regressed  # noqa: E402
 from inproc.compare.spread import NIGHT_ALPHA, Spread, change_test, residual_ss  # noqa: E402
 from inproc.compare.verdicts import SLOWER, judge_test  # noqa: E402
-from tests.bisect.sim import QUIET, Drift, Truth, bisect, trial  # noqa: E402
+from tests.bisect.sim import QUIET, TWO_CLUSTERS, Drift, Truth, bisect, trial  # noqa: E402
 
 REGRESSIONS = (0.05, 0.10, 0.20)
 SPREADS = (0.02, 0.05, 0.10)
@@ -56,12 +58,8 @@ def _rate(label: str, k: int, n: int, target: str = "") -> str:
     return f"  {label:<22} {k / n:7.1%}  [{lo:.1%}, {hi:.1%}]  of {n} trials" + (f"  (target {target})" if target else "")
 
 
-def drifting(trials: int, seed: int) -> None:
-    drift = Drift()
-    print(f"Drifting machine: a run slowed 1-{drift.slow_max:g}x on its own with chance {drift.p_slow:g}, stretches of "
-          f"{drift.stretch_runs[0]}-{drift.stretch_runs[1]} runs slowed alike starting with chance {drift.p_stretch:g} "
-          f"a run; regressions {', '.join(f'{r:.0%}' for r in REGRESSIONS)} x run spreads "
-          f"{', '.join(f'{s:.0%}' for s in SPREADS)} in turn; defaults: {DEFAULTS.max_pairs} pairs, no budget")
+def machine_rates(drift: Drift, trials: int, seed: int) -> None:
+    """The right-commit, insufficient-data and wrong-commit rates over every regression and run spread in turn."""
     counts, runs = Counter(), []
     for k in range(trials):
         reg, sd = REGRESSIONS[k % 3], SPREADS[(k // 3) % 3]
@@ -74,11 +72,24 @@ def drifting(trials: int, seed: int) -> None:
     print(f"  child runs per trial: mean {np.mean(runs):.1f}, max {max(runs)}")
 
 
+def drifting(trials: int, seed: int) -> None:
+    drift = Drift()
+    print(f"Drifting machine: a run slowed 1-{drift.slow_max:g}x on its own with chance {drift.p_slow:g}, stretches of "
+          f"{drift.stretch_runs[0]}-{drift.stretch_runs[1]} runs slowed alike starting with chance {drift.p_stretch:g} "
+          f"a run; regressions {', '.join(f'{r:.0%}' for r in REGRESSIONS)} x run spreads "
+          f"{', '.join(f'{s:.0%}' for s in SPREADS)} in turn; defaults: {DEFAULTS.max_pairs} pairs, no budget")
+    machine_rates(drift, trials, seed)
+    d = TWO_CLUSTERS
+    print(f"\nA machine in two clusters: {d.p_load:.0%} of the runs slowed {d.load_range[0]:g}-{d.load_range[1]:g}x "
+          f"(log-uniform), in spells (the load lasts to the next run with chance {d.load_stay:g}); the same trials")
+    machine_rates(d, trials, seed)
+
+
 def power(trials: int, seed: int) -> None:
     print(f"\nPower: the share of trials naming the right commit within the default budget ({DEFAULTS.max_pairs} pairs); "
           "mean child runs in brackets; wrong commits counted")
     print(f"  {'machine':<9} {'spread':>6}" + "".join(f"{f'{r:.0%} slower':>22}" for r in REGRESSIONS))
-    for name, drift in (("quiet", QUIET), ("drifting", Drift())):
+    for name, drift in (("quiet", QUIET), ("drifting", Drift()), ("clusters", TWO_CLUSTERS)):
         for sd in SPREADS:
             cells = []
             for reg in REGRESSIONS:
@@ -121,7 +132,7 @@ def regression_stage(trials: int, seed: int) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="bench.py bisect", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--trials", type=int, default=540, help="trials on the drifting machine (at least 500)")
+    ap.add_argument("--trials", type=int, default=540, help="trials on the drifting machine and on the one in two clusters (at least 500 each)")
     ap.add_argument("--power-trials", type=int, default=100, help="trials per cell of the power table")
     ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args(argv)

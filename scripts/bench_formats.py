@@ -23,7 +23,8 @@ from pathlib import Path
 import numpy as np
 
 from inproc.record.atomic import write_atomic
-from inproc.record.cells import cell_name, read_cell, stored_tables, write_cell
+from inproc.record.cells import cell_name, stored_tables, write_cell
+from inproc.record.load import read_cell
 from inproc.record.contain import CellFolder
 from inproc.record.schema import PrefillEntry, RunRecord
 from inproc.record.tojson import cell_row, entry_id

@@ -1,5 +1,7 @@
 """``scripts/bench.py speed``: how long compare and history's figures take on a GPU-sized matrix, printed, never asserted.
 
+  load      a fresh process that loads one of those runs (``load_results``: imports, manifest,
+            cell files, figures), the loader alone.
   compare   ``python -m inproc compare A B`` (a fresh process: imports, loading, the block
             bootstrap of every cell and metric, rendering) of two synthetic 64-cell runs with
             30 s windows. Target < 3 s.
@@ -17,8 +19,9 @@ figures and verdicts are derived by inproc's own definitions. The 30 nights are 
 summaries of three such runs (seeds 1-3), each stored under ten dates.
 
 ``--before DIR`` times the same commands on another checkout of inproc (e.g. an export of an
-older commit: ``git archive COMMIT | tar -x -C DIR``) on the same files, once each, and prints
-both. Wall and CPU seconds are printed: on a shared machine the wall time includes waiting
+older commit: ``git archive COMMIT | tar -x -C DIR``) on the same files, interleaved with this
+checkout's (``--repeat`` rounds, each running both, in alternating order: ABBA...), and prints
+each command's ratio this ÷ before per round (wall and CPU seconds), their median and their range. Wall and CPU seconds are printed: on a shared machine the wall time includes waiting
 for a core. The children cache their bytecode in the temp folder, as an installed package
 has it, and each checkout's imports are compiled once, untimed, before it is timed.
 
@@ -145,6 +148,18 @@ print(len(nights), len(cells), sum(p.figure is not None for s in points for p in
 """
 
 
+#: A fresh process that loads one run (imports, the manifest, every cell file, the figures): the loader alone.
+LOAD = "import sys; from inproc.record.io import load_results; load_results(sys.argv[1])"
+
+
+def _commands(files: tuple[Path, Path, Path]) -> dict[str, list[str]]:
+    a, b, nights = files
+    return {"load": [sys.executable, "-c", LOAD, str(a)],
+            "compare": [sys.executable, "-m", "inproc", "compare", str(a), str(b)],
+            "series": [sys.executable, "-c", SERIES, str(nights)],
+            "history": [sys.executable, "-m", "inproc", "history", str(nights)]}
+
+
 def timed(cmd: list[str], root: Path, env: dict[str, str]) -> tuple[float, float, str]:
     """Wall seconds, CPU seconds (user + system) and stdout of one fresh process run on the checkout at ``root``."""
     before, t0 = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
@@ -169,10 +184,7 @@ WARM = "import inproc.cli.main, inproc.history.series, scipy.special"  # fills t
 def measure(label: str, root: Path, files: tuple[Path, Path, Path], env: dict[str, str],
             repeat: int) -> dict[str, float]:
     """Median wall seconds of each command on the checkout at ``root``; prints each."""
-    a, b, nights = files
-    commands = {"compare": [sys.executable, "-m", "inproc", "compare", str(a), str(b)],
-                "series": [sys.executable, "-c", SERIES, str(nights)],
-                "history": [sys.executable, "-m", "inproc", "history", str(nights)]}
+    commands = _commands(files)
     timed([sys.executable, "-c", WARM], root, env)
     out = {}
     for name, cmd in commands.items():
@@ -185,11 +197,31 @@ def measure(label: str, root: Path, files: tuple[Path, Path, Path], env: dict[st
     return out
 
 
+def interleaved(before: Path, files: tuple[Path, Path, Path], env: dict[str, str], rounds: int) -> None:
+    """Each command on this checkout and on ``before``, ``rounds`` times, the order alternating per round;
+    prints this ÷ before per round (below 1: this checkout is faster), the median and the range."""
+    commands = _commands(files)
+    for root in (ROOT, before):
+        timed([sys.executable, "-c", WARM], root, env)
+    for name, cmd in commands.items():
+        runs: dict[Path, list[tuple[float, float, str]]] = {ROOT: [], before: []}
+        for r in range(rounds):
+            for root in ((ROOT, before) if r % 2 == 0 else (before, ROOT)):
+                runs[root].append(timed(cmd, root, env))
+        for k, what in ((0, "wall"), (1, "CPU")):
+            this, old = [x[k] for x in runs[ROOT]], [x[k] for x in runs[before]]
+            ratios = [x / y for x, y in zip(this, old)]
+            print(f"{name} {what}: this {np.median(this):.2f} s, before {np.median(old):.2f} s (medians of {rounds}); "
+                  f"this ÷ before per round {', '.join(f'{q:.3f}' for q in ratios)}: median {np.median(ratios):.3f}, "
+                  f"range {min(ratios):.3f}-{max(ratios):.3f}", flush=True)
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="bench.py speed", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--before", type=Path, help="another checkout of inproc to time on the same files (once each)")
-    ap.add_argument("--repeat", type=int, default=3, help="runs of each command on this checkout; the median is printed")
+    ap.add_argument("--before", type=Path, help="another checkout of inproc to time on the same files, interleaved")
+    ap.add_argument("--repeat", type=int, default=3, help="runs of each command on this checkout (with --before: "
+                    "rounds of both); the median is printed")
     a = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bench-speed-") as tmp:
         work = Path(tmp)
@@ -197,10 +229,10 @@ def main(argv: list[str]) -> int:
         env = child_env(work)
         print(f"compare: python -m inproc compare {files[0].name} {files[1].name}; series: {NIGHTS} nights, "
               "every cell and metric", flush=True)
-        now = measure("this checkout", ROOT, files, env, a.repeat)
-        if a.before is not None:
-            old = measure(f"before ({a.before})", a.before.resolve(), files, env, 1)
-            print("speed-up: " + ", ".join(f"{k} {old[k] / now[k]:.1f}x" for k in now))
+        if a.before is None:
+            measure("this checkout", ROOT, files, env, a.repeat)
+        else:
+            interleaved(a.before.resolve(), files, env, a.repeat)
     return 0
 
 

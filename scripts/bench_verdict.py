@@ -21,7 +21,10 @@ the comparison regresses (compare); a slow cell is "called" when any of its metr
 slower on the night of the plant; a "reported change" is a confirmed change called slower
 or faster; a "level split" is any confirmed change (also one within the threshold).
 
-Run: .venv-vllm/bin/python scripts/bench.py verdict [--trials 400] [--trials-e2e 20]
+One run against one run (``scripts/bench_pairs.py``): the ``--max-spread`` rule's false-alarm
+rate on clean pairs and its power, end to end and at the figure level.
+
+Run: .venv-vllm/bin/python scripts/bench.py verdict [--trials 400] [--trials-e2e 20] [--only history|compare|pairs]
 """
 from __future__ import annotations
 
@@ -225,10 +228,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--trials", type=int, default=400, help="figure-level trials per setting")
     ap.add_argument("--trials-e2e", type=int, default=12, help="end-to-end trials per history setting (compare: 3x)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--only", choices=("history", "compare", "pairs"),
+                    help="one part: history (and its sequences), compare against a baseline, or one run against one run")
     a = ap.parse_args(argv)
-    run_history(a.trials, a.trials_e2e, a.seed)
-    run_sequences(max(a.trials // 4, 10), a.seed)
-    run_compare(a.trials_e2e, a.seed)
+    if a.only in (None, "history"):
+        run_history(a.trials, a.trials_e2e, a.seed)
+        run_sequences(max(a.trials // 4, 10), a.seed)
+    if a.only in (None, "compare"):
+        run_compare(a.trials_e2e, a.seed)
+    if a.only in (None, "pairs"):
+        from bench_pairs import run_pairs
+
+        run_pairs(a.trials * 5, a.trials_e2e * 2, a.seed)
     return 0
 
 

@@ -4,10 +4,14 @@
   python scripts/gpu_bandwidth_check.py [--gib 4] [--repeats 20]
 
 - Peak memory bandwidth: inproc's figure (``inproc.measure.peaks.gpu_peaks``: NVML bus
-  width × max memory clock × 2) must be 5–15 % above a measured device-to-device copy
+  width × max memory clock × 2) must be 5–20 % above a measured device-to-device copy
   (``torch.Tensor.copy_`` of ``--gib`` GiB, CUDA events, best of ``--repeats``; bytes read
-  + written ÷ time). A copy never reaches the datasheet peak; more than 15 % below it
-  means the formula or NVML's figures are off.
+  + written ÷ time). A copy never reaches the datasheet peak. The band is set from a
+  measurement: on an H200 SXM (driver 580.159.04, torch 2.11.0+cu130) this check copied
+  4 GiB at 4.18 TB/s against NVML's 4.81 TB/s (6016-bit bus × 3,201 MHz × 2), peak ÷ copy
+  1.152: HBM3e's copies reach about 87 % of its peak, further below it than the 1.15 first
+  assumed from older parts. The upper edge 1.20 is that measurement plus 4 % for the copy's
+  spread between runs and boards; further below means the formula or NVML's figures are off.
 - Peak FLOP/s (printed, not judged): a bf16 matmul's FLOP/s against the table's entry.
 
 Needs no engine. Prints one JSON line and exits 0 when the bandwidth check passes, 1 when
@@ -24,7 +28,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from inproc.measure.peaks import gpu_peaks  # noqa: E402  (pure Python: no inproc dependency beyond it)
 
-LOW, HIGH = 1.05, 1.15  # NVML's peak ÷ the measured copy
+# NVML's peak ÷ the measured copy. 1.152 measured on an H200 SXM (4.18 vs 4.81 TB/s; see the docstring);
+# the upper edge leaves 4 % above it for spread.
+LOW, HIGH = 1.05, 1.20
 
 
 def nvml_device(index: int) -> dict:

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Every GPU-side check that needs no engine, in one run of at most 8 minutes, into one JSON file.
+"""Every GPU-side check, in one run of at most 8 minutes, into one JSON file.
 
   PYTHONPATH=. python scripts/gpu_check.py [OUT.json]     (default gpu_check.json; scripts/gpu_check.sh wraps it)
 
-Needs a CUDA machine with torch and nvidia-ml-py, nothing else. The checks, in order:
+Needs a CUDA machine with torch and nvidia-ml-py; the matrix also needs transformers (no vLLM or SGLang). The checks, in order:
 
 - ``telemetry``: NVML telemetry under a matmul load (``scripts/gpu_telemetry_check.py``);
 - ``peak_table``: :data:`inproc.measure.peaks.DEVICE_PEAKS` has an entry for the device's NVML name;
@@ -11,8 +11,13 @@ Needs a CUDA machine with torch and nvidia-ml-py, nothing else. The checks, in o
 - ``profiler``: the NVTX and cudaProfilerStart/Stop calls ``--nvtx`` and ``--profile cuda`` rely on
   (``scripts/gpu_profiler_check.py``); ``nsys``: the same under nsys, whose report must hold exactly
   the 3 bracketed steps' ranges (not run, and said so, where nsys is not on PATH);
-- ``kernels``: the kernel pass over a torch-only workload (``scripts/gpu_kernel_check.py``): GEMM
-  kernels are ``gemm``, SDPA's ``attention``, Triton's ``elementwise``, the copies ``memory``.
+- ``kernels``: the kernel pass over torch-only workloads (``scripts/gpu_kernel_check.py``), through the
+  product's own profiler and reader: GEMM kernels are ``gemm``, SDPA's ``attention``, Triton's
+  ``elementwise``, the copies ``memory``; eager, graph-replayed and compiled decode steps each get exactly
+  their own activities, none unfiled;
+- ``matrix``: a 3 × 3 speed-test matrix on transformers' continuous batching
+  (``scripts/gpu_matrix_check.py``): statuses and reasons, tokens counted against the engine's, every
+  activity of each kernel pass filed to a step, energy per token.
 
 Exit 0 when every check passed, 1 when one failed (the file says which), 2 when it cannot run
 here: one line saying why, and no file.
@@ -81,6 +86,7 @@ def run_checks(deadline: Deadline) -> list[Check]:
         script_check("profiler", "gpu_profiler_check.py", [], 60, deadline),
         nsys_check(deadline),
         kernels_check(deadline),
+        script_check("matrix", "gpu_matrix_check.py", ["--budget-s", "240"], 300, deadline),
     ]
 
 

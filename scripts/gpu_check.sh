@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every GPU-side check that needs no engine, in at most 8 minutes, into one JSON file:
+# Every GPU-side check (the engine checks on transformers, which the GPU machine has), in at most 8 minutes, into one JSON file:
 #   bash scripts/gpu_check.sh [OUT.json]        (default gpu_check.json)
 # Needs CUDA torch and nvidia-ml-py; PYTHON picks the interpreter (default python3).
 # Exit 0: every check passed; 1: one failed (the file says which); 2: it cannot run here (one line, no file).

@@ -31,12 +31,17 @@ PROFILES = ROOT / "launch_profiles"
 FIXTURES = ROOT / "tests" / "fixtures"
 CPU_SUPPORT = ROOT / "tests" / "cpu_support"
 #: The embedded default profile of each engine (same tiny Llama, same pool and limits).
-DEFAULT_PROFILES = {"vllm": PROFILES / "cpu-vllm-tiny-llama.toml", "sglang": PROFILES / "cpu-sglang-tiny-llama.toml"}
+DEFAULT_PROFILES = {"vllm": PROFILES / "cpu-vllm-tiny-llama.toml", "sglang": PROFILES / "cpu-sglang-tiny-llama.toml",
+                    "transformers": PROFILES / "cpu-transformers-tiny-llama.toml"}
 DEFAULT_PROFILE = DEFAULT_PROFILES["vllm"]
 SETUP = {"vllm": "bash scripts/setup_vllm.sh, then .venv-vllm/bin/python -m pytest",
-         "sglang": "bash scripts/setup_sglang.sh, then .venv-sglang/bin/python -m pytest"}
+         "sglang": "bash scripts/setup_sglang.sh, then .venv-sglang/bin/python -m pytest",
+         "transformers": "bash scripts/setup_vllm.sh (its venv brings transformers), then .venv-vllm/bin/python -m pytest"}
 
 INSTALLED = {name: engines.get(name).installed() for name in engines.names()}
+# transformers comes with both venvs; its tests run in the vLLM venv's tiers, so the SGLang venv (whose tiers
+# run every engine test that is not skipped) counts it as absent rather than running them twice.
+INSTALLED["transformers"] = INSTALLED["transformers"] and not INSTALLED["sglang"]
 #: Engines this test session must have (``INPROC_REQUIRE_ENGINE=vllm``, comma-separated): a missing one is an error.
 REQUIRED = tuple(n.strip() for n in os.environ.get("INPROC_REQUIRE_ENGINE", "").split(",") if n.strip())
 
@@ -68,6 +73,7 @@ def needs(engine: str):
 
 needs_vllm = needs("vllm")
 needs_sglang = needs("sglang")
+needs_transformers = needs("transformers")
 
 
 def dsv4_unbuildable() -> str:
@@ -98,7 +104,7 @@ if INSTALLED["sglang"]:
 
 #: Fixtures that build an engine or start a child process: a test using one is in the engine tier.
 ENGINE_FIXTURES = frozenset({"vllm_engine", "sglang_engine", "async_vllm_engine", "engine", "idle_engine", "driver",
-                             "run_inproc", "shipped_run"})
+                             "run_inproc", "shipped_run", "transformers_engine"})
 
 
 def _fixtures_used(item) -> set[str]:
@@ -229,6 +235,14 @@ def sglang_engine(sglang_tmpdir):
     engine = _session_engine("sglang")
     yield engine
     engine.shutdown()  # a no-op when the shutdown test already ran
+
+
+@pytest.fixture(scope="session")
+def transformers_engine():
+    """transformers' continuous batching on the tiny Llama: 192 KV blocks of 32, at most 8 requests per batch."""
+    engine = _session_engine("transformers")
+    yield engine
+    engine.shutdown()
 
 
 @pytest.fixture(params=["vllm", "sglang"])

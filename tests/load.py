@@ -28,3 +28,60 @@ def burning(workers: int = 2, max_s: float = 600.0) -> Iterator[list[subprocess.
             p.kill()
         for p in procs:
             p.wait(timeout=30)
+
+
+_LAUNCH = ("import subprocess, sys\n"
+           "for _ in range({workers}):\n"
+           "    p = subprocess.Popen([sys.executable, '-c', {spin!r}], stdin=subprocess.DEVNULL,\n"
+           "                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)\n"
+           "    print(p.pid)\n")
+
+
+@contextmanager
+def burning_apart(workers: int = 2, max_s: float = 600.0) -> Iterator[list[int]]:
+    """Like :func:`burning`, but the burners are no children of this process: a launcher starts them and exits, so
+    they are re-parented, as another program's processes are (a reader of this process tree's CPU, workers
+    included, must not count them). Yields their pids; each is killed at the block's end if it still spins."""
+    spin = _SPIN.format(max_s=float(max_s))
+    out = subprocess.run([sys.executable, "-c", _LAUNCH.format(workers=int(workers), spin=spin)],
+                         capture_output=True, text=True, check=True, timeout=60)
+    pids = [int(x) for x in out.stdout.split()]
+    try:
+        _wait_spinning(pids)
+        yield pids
+    finally:
+        for pid in pids:
+            _kill_burner(pid)
+
+
+def _wait_spinning(pids: list[int], timeout_s: float = 30.0) -> None:
+    """Until each burner has used 0.1 s of CPU (an interpreter starts slowly on a loaded machine)."""
+    import os
+    import time
+
+    tick = os.sysconf("SC_CLK_TCK")
+    end = time.monotonic() + timeout_s
+    for pid in pids:
+        while time.monotonic() < end:
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except FileNotFoundError:
+                break
+            if (int(fields[11]) + int(fields[12])) / tick >= 0.1:  # utime + stime
+                break
+            time.sleep(0.02)
+
+
+def _kill_burner(pid: int) -> None:
+    """SIGKILL ``pid`` when it is still one of our burners (its command line holds the spin loop)."""
+    import os
+    import signal
+
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            if b"sum(range(1000))" not in f.read():
+                return  # ended by itself, and the pid reused
+        os.kill(pid, signal.SIGKILL)
+    except (FileNotFoundError, ProcessLookupError):
+        pass

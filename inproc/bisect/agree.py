@@ -14,6 +14,11 @@ commit with confidence. So before any call, and at every look after:
   test of their variance at :data:`AGREE_ALPHA`); when the runs show more, the bisect switches
   to theirs and says so. Without a source it is learned from the runs, from a robust start
   (:func:`robust_start`) so that one run slowed 5x cannot hide the others' agreement.
+- :func:`two_clusters` — a machine whose load comes and goes in long spells puts a
+  revision's runs in two clusters, several times apart, each a large share of the runs.
+  No level and no spread describes them (the median and the robust start stand in one
+  cluster or between), and a candidate measured in the slow spell looks bad: the bisect
+  then ends "insufficient data" and names them.
 """
 from __future__ import annotations
 
@@ -33,6 +38,14 @@ AGREE_ALPHA = 0.01
 START_QUANTILE = 0.25
 #: The normal quantile of (1 + START_QUANTILE)/2: that quantile of |X| for a standard normal X.
 START_Z = 0.31863936396437514
+#: Two clusters are at least this factor apart (their nearest runs): a machine's load, not a run's spread, which on
+#: this project's machines is at most 17 % (docs/statistics.md); a clean build's runs are never this far apart.
+CLUSTER_FACTOR = 1.5
+#: ... and each holds at least this share of the runs, and :data:`CLUSTER_RUNS` runs: fewer slow runs are off their
+#: revision's level (:func:`off_level`), and the median and the robust start stay in the larger cluster; two runs
+#: of four in one slow stretch are a stretch, which more pairs outlast.
+CLUSTER_SHARE = 1 / 3
+CLUSTER_RUNS = 3
 
 
 @dataclass(frozen=True)
@@ -135,6 +148,36 @@ def shown(groups: Sequence[Sequence[float]], alpha: float = AGREE_ALPHA) -> tupl
         return None, flags
     sigma = max(math.sqrt(ss / df), RESOLUTION)
     return SpreadInUse(sigma, df, f"learned from the bisect's runs, {sigma * 100:.1f} % on {df} degrees of freedom"), flags
+
+
+def two_clusters(logs: Sequence[float], alpha: float = AGREE_ALPHA) -> tuple[list[float], list[float]] | None:
+    """The runs split in two clusters (lower, upper; logs), or None.
+
+    A split of the sorted runs that leaves each side :data:`CLUSTER_SHARE` of them and
+    :data:`CLUSTER_RUNS` runs is two clusters when the nearest runs across it lie more than
+    :data:`CLUSTER_FACTOR` apart and beyond the band (:func:`band`) of the upper side's own
+    spread: the machine's quiet runs show its run-to-run spread; a load's slow runs are as
+    varied as the load, and their spread says nothing of the gap. The first such split is
+    returned.
+    """
+    x = np.sort(np.asarray(logs, dtype=float))
+    n = x.size
+    least = max(CLUSTER_RUNS, math.ceil(CLUSTER_SHARE * n))
+    for k in range(least, n - least + 1):
+        high, gap = x[k:], float(x[k] - x[k - 1])
+        if gap > math.log(CLUSTER_FACTOR) and gap > band(n, high.size, float(high.std(ddof=1)), alpha):
+            return [float(v) for v in x[:k]], [float(v) for v in high]
+    return None
+
+
+def clusters_text(logs: Sequence[float], what: str) -> str:
+    """"the good revision's runs fall in two clusters (9.4–23.0 and 67.0–116.0 tok/s)", or "" when they do not."""
+    found = two_clusters(logs)
+    if found is None:
+        return ""
+    (lo, hi) = (np.exp(found[0]), np.exp(found[1]))
+    return (f"{what} runs fall in two clusters ({lo.min():.1f}–{lo.max():.1f} and {hi.min():.1f}–{hi.max():.1f} "
+            f"tok/s)")
 
 
 def _chi2_upper(alpha: float, df: int) -> float:

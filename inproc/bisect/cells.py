@@ -48,6 +48,8 @@ Flagged = dict[tuple[int, int], "AlarmSpread | None"]
 
 def _compare_spread(row: dict, path: str) -> AlarmSpread | None:
     sd = row.get("run_spread")
+    if row.get("needed_spread") is not None:  # one run each side: --max-spread is a bound, not a measured spread
+        return None
     if not isinstance(sd, (int, float)) or sd <= 0:
         return None
     m = re.search(r"\(df (\d+)\)", row.get("spread_source") or "")

@@ -72,6 +72,7 @@ class OracleSettings:
     threshold: float = 0.05  # the regression must exceed this, as compare's threshold
     max_pairs: int = 8  # pairs a revision gets (the looks of the sequential rule) before it is insufficient data
     budget_s: float | None = None  # seconds of child runs the bisect may spend; None: no limit but max_pairs
+    retry_disturbed: int = 2  # a disturbed run (never counted) is measured again up to this many times
 
     def given(self) -> SpreadInUse | None:
         """The spread a source gave (None: learn it from the runs)."""

@@ -3,7 +3,8 @@ every tried revision's figure with its interval, every change on the way; Markdo
 
 Exit codes: 0 the first bad revision is found, 1 the range holds no such change (bad is not
 slower than good beyond the noise and the threshold, or the change could not be pinned to one
-revision: only skipped or undecided ones are left), 2 bad input.
+revision: only skipped or undecided ones are left, or the good or bad revision's runs fell in
+two clusters), 2 bad input.
 """
 from __future__ import annotations
 
@@ -109,6 +110,9 @@ def result(s: Sitting) -> Result:
     regression = (f"bad against good: tok/s {ref.change.ratio_text}, {ref.reason}; spread {ref.change.spread.source}; "
                   f"in the steps: "
                   f"{diagnose(good, bad, 'tok_s', ref.change.ratio)}")
+    if why := s.clusters():  # whatever was called before they showed: no call stands on such a machine
+        return Result(title, f"Insufficient data: {why}.", NONE, regression, None, "", "", (), _changes(s), rows,
+                      children, child_s, level)
     found, could_be = search.first_bad({k: v.verdict for k, v in s.verdicts.items()}, s.last)
     if found is None:
         names = tuple(f"{s.targets.label(i)} {s.targets.subject(i)}" for i in could_be)

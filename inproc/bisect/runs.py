@@ -25,6 +25,8 @@ from inproc.record.summarize import anatomy_of
 UNITS = 10
 #: Statuses whose Total tok/s a bisect compares (a queued cell is the same queue at every revision of one plan).
 MEASURED = (st.VALID, st.QUEUED, st.LOOPED)
+#: A run's status when the disturbance rule flagged its cell (``inproc.telemetry.disturbed``): no sample.
+DISTURBED = "disturbed"
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,8 @@ def read_outcome(path: str, context: int, concurrency: int) -> Outcome:
         return Outcome("missing", f"the results file holds no decode cell {context}x{concurrency}")
     if entry.status not in MEASURED:
         return Outcome(entry.status, entry.error or entry.reason)
+    if entry.disturbed:  # other work on the machine set its speed: never counted (the sitting measures it again)
+        return Outcome(DISTURBED, entry.disturbed)
     s = sample(entry, "tok_s", cutting(entry))
     if not isinstance(s, PooledRate) or s.n == 0:
         return Outcome(entry.status, "no decode window in the cell")

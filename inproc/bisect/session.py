@@ -19,11 +19,11 @@ from typing import Callable
 import numpy as np
 
 from inproc import types as st
-from inproc.bisect.agree import SpreadInUse, in_use
+from inproc.bisect.agree import SpreadInUse, clusters_text, in_use
 from inproc.bisect.child import CellSpec, measure
 from inproc.bisect.log import Log, LogWriter, RunLine, VerdictLine
 from inproc.bisect.oracle import OracleSettings, Reference
-from inproc.bisect.runs import RunSample, read_outcome
+from inproc.bisect.runs import DISTURBED, RunSample, read_outcome
 from inproc.errors import UsageError
 
 #: A measurer in place of a child: (target index, run number from 1) -> (its sample or None, wall seconds).
@@ -77,6 +77,15 @@ class Sitting:
     def runs_of(self, i: int) -> list[RunSample]:
         return [self.samples[p] for p in self.positions(i)]
 
+    def too_disturbed(self) -> str:
+        """Why the reference cannot be measured on this machine now: as many disturbed runs as the pairs allowed
+        ("" while fewer)."""
+        hit = [line for line in self.lines if line.status == DISTURBED]
+        if len(hit) < 2 * self.oracle.max_pairs:
+            return ""
+        return (f"insufficient data: {len(hit)} runs disturbed by other work on the machine (last: {hit[-1].reason}); "
+                "measure on a quieter machine")
+
     def spent_s(self) -> float:
         """Seconds of child runs so far (the log's wall times)."""
         return sum(line.wall_s for line in self.lines)
@@ -85,6 +94,16 @@ class Sitting:
         return self.oracle.budget_s is not None and self.spent_s() >= self.oracle.budget_s
 
     def run(self, i: int, role: str) -> RunLine:
+        """Measure target ``i`` (:meth:`run_once`), and again while the run is disturbed, up to the oracle's
+        ``retry_disturbed`` more times; every run is logged, a disturbed one never counted."""
+        line = self.run_once(i, role)
+        for _ in range(self.oracle.retry_disturbed):
+            if line.status != DISTURBED:
+                break
+            line = self.run_once(i, role)
+        return line
+
+    def run_once(self, i: int, role: str) -> RunLine:
         """Prepare target ``i``, measure the cell (in a child, or by the measurer), log the run."""
         n = len(self.lines) + 1
         if self.measurer is not None:
@@ -139,6 +158,13 @@ class Sitting:
         good = [s.tok_s for s in self.runs_of(0)]
         return f"the good revision's runs varied from {min(good):.1f} to {max(good):.1f} tok/s" if good else \
             "the good revision measured nothing"
+
+    def clusters(self) -> str:
+        """Why no call can stand on this machine: the good (or the bad) revision's runs in two clusters; or ""."""
+        for i, what in ((0, "the good revision's"), (self.last, "the bad revision's")):
+            if text := clusters_text([float(np.log(r.tok_s)) for r in self.runs_of(i)], what):
+                return text
+        return ""
 
     def settle(self, i: int, verdict: str, note: str, change=None) -> None:
         iv = change.interval if change else None

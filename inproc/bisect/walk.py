@@ -2,14 +2,16 @@
 
 Each loop measures a pair, then looks: the oracle's check of its reference
 (:meth:`Sitting.levels`), then the call at that look's share of the error rate
-(:mod:`inproc.bisect.looks`). It stops at a call, at ``--max-pairs`` looks, or when the
-``--budget`` of child seconds is spent.
+(:mod:`inproc.bisect.looks`). It stops at a call, at ``--max-pairs`` looks, when the
+``--budget`` of child seconds is spent, or when the good or the bad revision's runs fall in
+two clusters (:func:`inproc.bisect.agree.two_clusters`): insufficient data, never a commit.
 """
 from __future__ import annotations
 
 from inproc.bisect import search
 from inproc.bisect.oracle import (BAD, GOOD, INSUFFICIENT, MIN_CALL_RUNS, MIN_REFERENCE_RUNS, SKIPPED, UNDECIDED,
                                   Reference, decide, reference, regressed)
+from inproc.bisect.runs import DISTURBED
 from inproc.bisect.session import Levels, Sitting, good_level_runs, kept_pairs, level_holds, refuse
 from inproc.compare.spread import MIN_SPREAD_DF
 
@@ -40,6 +42,9 @@ def measure_regression(s: Sitting) -> Reference:
     """Bad, then good, until compare calls bad slower than good on a checked reference, or the cap or the budget."""
     while True:
         look = len(s.runs_of(s.last))
+        if why := s.clusters():
+            s.echo(f"bisect: {why}: no level to call against")
+            return Reference(None, INSUFFICIENT, f"insufficient data: {why}", None)
         if look:
             lv = s.levels()
             _echo_check(s, lv)
@@ -52,8 +57,10 @@ def measure_regression(s: Sitting) -> Reference:
                 return _unsettled(s, lv, ref)
         for i, role in ((s.last, "bad"), (0, "good")):
             line = s.run(i, role)
-            if line.tok_s is None:
+            if line.tok_s is None and line.status != DISTURBED:
                 refuse(s, line, role)
+        if why := s.too_disturbed():
+            return Reference(None, INSUFFICIENT, why, None)
 
 
 def _unsettled(s: Sitting, lv: Levels, ref: Reference | str) -> Reference:
@@ -97,6 +104,9 @@ def judge(s: Sitting, i: int) -> None:
     """Pairs (candidate, good) until the oracle calls, the cap, the budget, or the candidate fails to run; a pair
     (bad, good) instead while the reference no longer holds."""
     while i not in s.verdicts:
+        if why := s.clusters():
+            s.settle(i, INSUFFICIENT, f"{why}: no level to call against")
+            return
         look = len(s.runs_of(i))
         lv = s.levels()
         ref = refreshed(s, lv)
@@ -125,6 +135,9 @@ def judge(s: Sitting, i: int) -> None:
                 s.settle(i, INSUFFICIENT, f"{note}; still undecided after {look} pairs", change)
                 return
         line = s.run(i, "candidate")
+        if line.status == DISTURBED:  # every try disturbed: the machine, not the revision, is in doubt
+            s.settle(i, INSUFFICIENT, f"insufficient data: its runs were disturbed ({line.reason})")
+            return
         if line.tok_s is None:
             s.settle(i, SKIPPED, line.build or f"{line.status}: {line.reason}")
             return
@@ -140,8 +153,10 @@ def walk(s: Sitting, map_count: int) -> None:
         if i not in s.verdicts:
             s.settle(i, verdict, s.ref.reason if i else "the good revision", s.ref.change if i else None)
     for i in search.map_points(s.last, map_count):
+        if s.clusters():
+            return
         judge(s, i)
     while (i := search.next_target({k: v.verdict for k, v in s.verdicts.items()}, s.last)) is not None:
-        if s.over_budget():
+        if s.over_budget() or s.clusters():  # two clusters: nothing more can be called (the result says so)
             return
         judge(s, i)

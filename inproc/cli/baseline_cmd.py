@@ -8,7 +8,8 @@ import click
 from inproc.compare.keys import check_allow_keys, check_one_profile
 from inproc.compare.samples import SubWindowing
 from inproc.errors import UsageError
-from inproc.record.baseline import load_runs, write_baseline
+from inproc.record.baseline import load_runs
+from inproc.record.summary import write_baseline
 from inproc.record.damage import require_raw
 
 
@@ -45,3 +46,7 @@ def baseline(run_paths, output, force, allow) -> None:
     check_one_profile(runs, labels, allow, "The baseline")
     write_baseline(out, runs, labels, SubWindowing())
     click.echo(f"baseline: {output} ({len(runs)} run{'s' if len(runs) > 1 else ''} of {runs[0].profile.name})", err=True)
+    for rec, label in zip(runs, labels):
+        for e in rec.decode:
+            if e.disturbed:  # kept in the file; compare leaves the cell out of its verdict
+                click.echo(f"baseline: {e.key} of {label} is kept but left out of verdicts: {e.disturbed}", err=True)

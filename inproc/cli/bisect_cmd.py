@@ -18,6 +18,7 @@ from inproc.bisect.oracle import OracleSettings
 from inproc.bisect.run import bisect as run_bisect
 from inproc.bisect.targets import GitRevisions, read_builds
 from inproc.cli.compare_cmd import parse_run_spread, parse_threshold
+from inproc.cli.options import retry_option
 from inproc.errors import UsageError
 from inproc.profiles.spec import load_with_overrides
 from inproc.units import cell_key
@@ -47,9 +48,11 @@ def parse_budget(text: str | None) -> float | None:
     return float(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[m.group(2)]
 
 
-def _oracle(run_spread: str | None, alarm, threshold: str, max_pairs: int, budget: str | None) -> OracleSettings:
+def _oracle(run_spread: str | None, alarm, threshold: str, max_pairs: int, budget: str | None,
+            retry_disturbed: int = OracleSettings.retry_disturbed) -> OracleSettings:
     """The oracle's settings for one cell: the spread stated, else the alarm's (learned when 'learn' or none)."""
-    base = OracleSettings(threshold=parse_threshold(threshold), max_pairs=max_pairs, budget_s=parse_budget(budget))
+    base = OracleSettings(threshold=parse_threshold(threshold), max_pairs=max_pairs, budget_s=parse_budget(budget),
+                          retry_disturbed=retry_disturbed)
     if run_spread is not None and run_spread.strip() == "learn":
         return base
     if run_spread is not None:
@@ -101,13 +104,14 @@ def _extra(duration, window_steps, sets) -> tuple[str, ...]:
 @click.option("--window-steps", type=int, help="Each child's window in engine steps instead.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Prompt seed of every child (the same prompts).")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Engine argument override for every child.")
+@retry_option(default=OracleSettings.retry_disturbed)
 def bisect(profile_path, cell, from_compare, from_history, repo, good, bad, builds, build, map_count, out, resume,
-           run_spread, threshold, max_pairs, budget, duration, window_steps, seed, sets) -> int:
+           run_spread, threshold, max_pairs, budget, duration, window_steps, seed, sets, retry_disturbed) -> int:
     """Find the first revision where the cell got slower, measuring each one in a fresh child process."""
     out = str(Path(out).resolve())
     load_with_overrides(profile_path, sets)  # a bad profile or --set: one line, before anything moves
     cells = flagged_cells(cell, from_compare, from_history)
-    oracles = {c: _oracle(run_spread, alarm, threshold, max_pairs, budget) for c, alarm in cells.items()}
+    oracles = {c: _oracle(run_spread, alarm, threshold, max_pairs, budget, retry_disturbed) for c, alarm in cells.items()}
     targets = _targets(repo, good, bad, builds, build, Path(out))
     code = 1
     for (context, concurrency), oracle in oracles.items():

@@ -1,8 +1,9 @@
 """``inproc compare BASELINE NEW``: per cell and metric, is NEW slower, faster, or the same within the noise?
 
 Runs of two engines (vLLM against SGLang) on the same matrix are shown side by side instead,
-with no verdict. Exit code: 0 nothing regressed (or two engines), 1 a regression, 2 bad input
-(one line on stderr).
+with no verdict. Exit code: 0 every row judged and none regressed (or two engines), 1 a
+regression, 3 no regression found but some rows could not be judged (the summary names them
+and why), 2 bad input (one line on stderr).
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import click
 
+from inproc.compare.bound import MAX_SPREAD
 from inproc.compare.estimate import StatSettings
 from inproc.compare.side_by_side import side_by_side, two_engines
 from inproc.compare.stats import RunSpread
@@ -50,6 +52,19 @@ def parse_run_spread(text: str | None) -> dict[str, RunSpread]:
     if not m or not 0 <= float(m.group(1)) < 100:
         raise UsageError(f"Bad --run-spread {text!r}. Give a percentage from 0% to below 100%, e.g. 3% or 0.5%.")
     return {k: RunSpread(float(m.group(1)) / 100, 0, "--run-spread") for k in METRICS}
+
+
+def parse_max_spread(text: str | None, run_spread: str | None) -> float:
+    """``--max-spread 25%``: the plausible maximum run-to-run spread of one run against one run (None: the default)."""
+    if text is None:
+        return MAX_SPREAD
+    m = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*%\s*", text)
+    if not m or not 0 < float(m.group(1)) <= 200:
+        raise UsageError(f"Bad --max-spread {text!r}. Give a percentage above 0% up to 200%, e.g. 25% or 10%.")
+    if run_spread is not None:
+        raise UsageError(f"--max-spread {text!r} with --run-spread {run_spread!r}: a stated spread is tested as it is; "
+                         "give one of the two.")
+    return float(m.group(1)) / 100
 
 
 def parse_confidence(text: str, flag: str) -> float:
@@ -121,7 +136,12 @@ def with_diagnoses(text: str, diagnoses: str, fmt: str) -> str:
     return head + diagnoses + found + tail if found else text + diagnoses
 
 
-@click.command(short_help="Compare a run against a baseline; exit 1 on a regression.")
+EXIT_CODES = ("Exit code: 0 every row judged and none regressed; 1 a regression; 3 no regression found, but some rows "
+              "could not be judged (one run each side without a spread, disturbed or throttled, too few samples; the "
+              "summary names them); 2 bad input.")
+
+
+@click.command(short_help="Compare a run against a baseline; exit 1 on a regression.", epilog=EXIT_CODES)
 @click.argument("baseline_path", metavar="BASELINE")
 @click.argument("new_path", metavar="NEW")
 @click.option("--threshold", default=f"{DEFAULTS.threshold * 100:g}%", show_default=True,
@@ -136,19 +156,24 @@ def with_diagnoses(text: str, diagnoses: str, fmt: str) -> str:
                                    f"{SUB_WINDOW_S:g} s, or 1/{MIN_SUBWINDOWS} of a window shorter than "
                                    f"{SUB_WINDOW_S * MIN_SUBWINDOWS:g} s.")
 @click.option("--run-spread", help="One run against one run: how much a whole run's figure varies from run to run on "
-                                    "your machine (log standard deviation, e.g. 2%). Without it, one run each side "
-                                    "shows the within-run interval only and never exits 1 (docs/statistics.md).")
+                                    "your machine (log standard deviation, e.g. 2%), tested as stated. Without it, "
+                                    "--max-spread bounds the spread (docs/statistics.md).")
+@click.option("--max-spread", help=f"One run against one run, no --run-spread: the most a whole run's figure plausibly "
+                                    f"varies from run to run (log standard deviation). A row is slower or faster only "
+                                    f"when the spread its change needs to be noise is beyond it, asv's --factor way. "
+                                    f"Default {MAX_SPREAD * 100:g}%.")
 @click.option("--threshold-confidence", default=f"{StatSettings().threshold_confidence * 100:g}%", show_default=True,
               help="A slower or faster change must lie beyond the threshold with this confidence (one-sided).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here instead of stdout.")
 @click.option("--html", "html", type=click.Path(dir_okay=False),
               help="Also write one HTML page: the verdict table and both runs' throughput-interactivity curves.")
-def compare(baseline_path, new_path, threshold, metrics, fmt, allow, sub_window, run_spread, threshold_confidence,
-            output, html) -> int:
+def compare(baseline_path, new_path, threshold, metrics, fmt, allow, sub_window, run_spread, max_spread,
+            threshold_confidence, output, html) -> int:
     """Compare NEW (a results file) against BASELINE (a results file, or a baseline from 'inproc baseline')."""
     settings = CompareSettings(parse_threshold(threshold), parse_metrics(metrics), tuple(allow),
                                StatSettings(cutting=parse_sub_window(sub_window),
                                             run_spread=parse_run_spread(run_spread),
+                                            max_spread=parse_max_spread(max_spread, run_spread),
                                             threshold_confidence=parse_confidence(threshold_confidence,
                                                                                   "--threshold-confidence")))
     for flag, path in (("-o", output), ("--html", html)):

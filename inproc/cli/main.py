@@ -16,6 +16,7 @@ from inproc.cli.cell_cmd import cell
 from inproc.cli.compare_cmd import compare
 from inproc.cli.graphs_cmd import graphs
 from inproc.cli.history_cmd import history
+from inproc.cli.kernels_cmd import kernels
 from inproc.cli.merge_cmd import merge
 from inproc.cli.profile_cmd import profile
 from inproc.cli.report_cmd import report
@@ -47,6 +48,7 @@ cli.add_command(history)
 cli.add_command(selftest)
 cli.add_command(bisect)
 cli.add_command(graphs)
+cli.add_command(kernels)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -49,6 +49,30 @@ def measure_options(f):
     return f
 
 
+MAX_RETRY_DISTURBED = 10  # each try costs a cell's time; past this the machine is busy, not unlucky
+
+
+def parse_retry_disturbed(value: str) -> int:
+    """``--retry-disturbed N``: a whole number from 0 to :data:`MAX_RETRY_DISTURBED`, else one line."""
+    try:
+        n = int(value)
+    except (TypeError, ValueError):
+        n = -1
+    if not 0 <= n <= MAX_RETRY_DISTURBED or str(value).strip() != str(n):
+        raise UsageError(f"Bad --retry-disturbed {value!r}: give how many times a disturbed cell is measured again, "
+                         f"a whole number from 0 to {MAX_RETRY_DISTURBED}.")
+    return n
+
+
+def retry_option(f=None, *, default: int = 0):
+    """``--retry-disturbed N`` (run and sweep: default 0; bisect: its own default)."""
+    option = click.option("--retry-disturbed", default=str(default), show_default=True,
+                          callback=lambda ctx, param, value: parse_retry_disturbed(value),
+                          help="Measure a disturbed cell (other work on the machine during its window) again, up to "
+                               "N times; every try is kept in the record, the cell's figures come from the last.")
+    return option(f) if f is not None else option
+
+
 def _step_timeout(ctx, param, value: str) -> StepTimeout:
     try:
         return parse_step_timeout(value)

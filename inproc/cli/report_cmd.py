@@ -12,7 +12,8 @@ from inproc.render.html import render_html
 from inproc.render.markdown import render_markdown
 from inproc.render.sweep import render_sweep_csv, render_sweep_markdown
 from inproc.render.sweep_html import render_sweep_html
-from inproc.record.io import load_results, write_text_atomic
+from inproc.record.load import load_results
+from inproc.record.write import write_text_atomic
 from inproc.sweep.manifest import load_sweep
 from inproc.sweep.summary import summarize
 

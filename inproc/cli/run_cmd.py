@@ -14,6 +14,7 @@ from inproc.cli.options import (
     exit_code,
     loop_settings,
     matrix_options,
+    retry_option,
     settings_with,
 )
 from inproc.render.markdown import render_markdown
@@ -39,10 +40,11 @@ from inproc.units import parse_cell_list, parse_int_list, parse_token_list
 @click.option("--selftest", "selftest_file", type=click.Path(dir_okay=False),
               help="Attach this `inproc selftest --out` record: its verdict and engine build go into the results' notes.")
 @matrix_options
+@retry_option
 @debug_options(with_breakpoint=False)
 def run(profile_path, contexts, concurrency, cells, prefill_contexts, no_prefill, prefill_samples, resume, shard,
         selftest_file, sets, out, force, seed, loop_check, telemetry_hz, profiler, profile_steps, profile_skip, profile_dir,
-        profile_with_stack, nvtx, step_timeout, **flags):
+        profile_with_stack, nvtx, step_timeout, retry_disturbed, **flags):
     """Measure cold prefill per context, then sustained decode for every context x concurrency cell.
 
     \b
@@ -71,7 +73,7 @@ def run(profile_path, contexts, concurrency, cells, prefill_contexts, no_prefill
     record = run_matrix(profile, settings, out=out, seed=seed, resume=resume, force=force,
                         command=command_line(), loops=loop_settings(loop_check),
                         telemetry_hz=telemetry_hz or None, progress=TerminalSink(), debug=debug, shard=part,
-                        step_timeout=step_timeout)
+                        step_timeout=step_timeout, retry_disturbed=retry_disturbed)
     results = Path(resume or out)
     record = attach(record, checked, str(results)) if checked is not None else record
     click.echo(render_matrix(record))

@@ -12,7 +12,7 @@ import click
 
 import inproc
 from inproc import engines
-from inproc.cli.options import command_line, measure_options, settings_with
+from inproc.cli.options import command_line, measure_options, retry_option, settings_with
 from inproc.errors import UsageError
 from inproc.plan.matrix import check_contexts
 from inproc.profiles.spec import Profile, load_with_overrides
@@ -47,8 +47,9 @@ SUMMARY_FILE = "sweep.md"
 @click.option("--resume", is_flag=True, help="Continue the sweep in --out: run only the variants not done or failed.")
 @click.option("--force", is_flag=True, help="Start over in an existing sweep folder.")
 @measure_options
+@retry_option
 def sweep(profile_path, varies, zipped, graph_sizes, cells, contexts, concurrency, out_dir, resume, force, sets, seed, loop_check,
-          telemetry_hz, **flags):
+          telemetry_hz, retry_disturbed, **flags):
     """Measure the same decode cells once per variant of engine settings, each in a fresh engine.
 
     Every variant runs as its own child process ('inproc run', no prefill) and writes an
@@ -80,7 +81,8 @@ def sweep(profile_path, varies, zipped, graph_sizes, cells, contexts, concurrenc
     settings = settings_with(profile.matrix, **grid, **flags)
     _check_contexts(profile, variants, settings.contexts)
     plan = SweepPlan(profile.path, profile.name, profile.engine, parsed, zipped,
-                     tuple(_run_args(cells, contexts, concurrency, sets, loop_check, telemetry_hz, flags)),
+                     tuple(_run_args(cells, contexts, concurrency, sets, loop_check, telemetry_hz, flags)
+                           + (["--retry-disturbed", str(retry_disturbed)] if retry_disturbed else [])),
                      seed if seed is not None else secrets.randbits(31),
                      {"model": profile.model, "engine_args": profile.engine_args, "env": profile.env},
                      tuple((g.name, g.sizes) for g in lists))

@@ -13,7 +13,9 @@ Which test, by what the sides hold:
   ``samples.BLOCK_BOOTSTRAP``) is shown, labelled, and the row is "insufficient data",
   unless the user states the run-to-run spread (``--run-spread``): then the within-run
   interval is widened by it (:func:`inproc.compare.stats.widen`) and the change is tested
-  against the widened standard error, as known (df = ∞).
+  against the widened standard error, as known (df = ∞). Without one, the spread the change
+  would need to be noise is held against a plausible maximum (``--max-spread``,
+  :mod:`inproc.compare.bound`).
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Sequence
 
+from inproc.compare.bound import MAX_SPREAD
 from inproc.compare.samples import BETWEEN_RUNS, BLOCK_BOOTSTRAP, METRICS, SubWindowing, sample
 from inproc.compare.spread import THRESHOLD_CONFIDENCE, ChangeTest, Spread, t_quantile, t_sf
 from inproc.compare.stats import Interval, RunSpread, bootstrap_ratio, widen
@@ -47,6 +50,7 @@ class Estimate:
     spread_source: str = ""  # where that spread came from
     p_change: float | None = None  # two-sided p-value of "no change" (before the night's adjustment)
     at_least: float | None = None  # the change's size exceeded with the threshold confidence (a factor ≥ 1)
+    needed_spread: float | None = None  # one run each, no stated spread: the run spread the change needs to be noise
 
     @property
     def indicative(self) -> bool:
@@ -63,6 +67,7 @@ class StatSettings:
     seed: int = 0
     cutting: SubWindowing = SubWindowing()
     run_spread: dict[str, RunSpread] = field(default_factory=dict)  # stated by the user (--run-spread); none by default
+    max_spread: float | None = MAX_SPREAD  # one run each, no stated spread: the plausible maximum (inproc.compare.bound)
     threshold_confidence: float = THRESHOLD_CONFIDENCE
 
 

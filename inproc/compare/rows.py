@@ -15,6 +15,7 @@ from typing import Sequence
 
 import numpy as np
 
+from inproc.compare.bound import bound_test
 from inproc.compare.estimate import Estimate, StatSettings, WithinRun, estimate_of, figures, stated_test, within_run
 from inproc.compare.samples import BLOCK_BOOTSTRAP, METRICS
 from inproc.compare.spread import (MIN_SPREAD_DF, NIGHT_ALPHA, ChangeTest, Spread, moderated_spreads, night_alarms,
@@ -42,6 +43,7 @@ class Tested:
     test: ChangeTest | None
     reason: str  # why it was not tested ("" when tested)
     insufficient: bool = False  # not tested for want of a run-to-run spread (else: not comparable)
+    alarm: bool | None = None  # decided by the row itself (the maximum spread's bound); None: by the one alarm rate
 
 
 def _runs(n: int, what: str) -> str:
@@ -79,13 +81,19 @@ def _between(cands: Sequence[Candidate], t: StatSettings) -> list[Tested]:
     return out
 
 
-def _one_each(c: Candidate, t: StatSettings) -> Tested:
-    """One run each side: the within-run interval; tested only against a stated spread."""
-    found = within_run(c.base[0], c.new[0], c.metric, t)
+def _one_each(c: Candidate, found: WithinRun | str, t: StatSettings, rows: int) -> Tested:
+    """One run each side: tested against a stated spread, else against the maximum spread (``inproc.compare.bound``),
+    else (no maximum) the within-run interval only. ``rows``: how many rows the maximum judges together."""
     if not isinstance(found, WithinRun):
         return Tested(None, None, found)
     w: WithinRun = found
     stated = t.run_spread.get(c.metric)
+    if stated is None and t.max_spread is not None:
+        test, need, alarm = bound_test(w.ratio, w.within, t.confidence, t.max_spread, rows)
+        est = Estimate(w.ratio, w.within, BLOCK_BOOTSTRAP, alarm, w.n_base, w.n_new, w.base_figure, w.new_figure,
+                       w.within, t.max_spread, f"--max-spread {t.max_spread * 100:g}%", test.p_change,
+                       test.at_least(t.threshold_confidence), need)
+        return Tested(est, test, "", alarm=alarm)
     if stated is None:
         est = Estimate(w.ratio, w.within, BLOCK_BOOTSTRAP, False, w.n_base, w.n_new, w.base_figure, w.new_figure,
                        w.within)
@@ -109,14 +117,22 @@ def shown(base: Sequence[DecodeEntry], new: Sequence[DecodeEntry], metric: str, 
 
 def tested_rows(cands: Sequence[Candidate], t: StatSettings, several: bool) -> list[Tested]:
     """Every candidate's outcome; ``several``: a side holds more than one run."""
-    return _between(cands, t) if several else [_one_each(c, t) for c in cands]
+    if several:
+        return _between(cands, t)
+    found = [within_run(c.base[0], c.new[0], c.metric, t) for c in cands]
+    rows = sum(isinstance(w, WithinRun) for w in found)
+    return [_one_each(c, w, t, rows) for c, w in zip(cands, found)]
 
 
 def alarms(tested: Sequence[Tested], alpha: float = NIGHT_ALPHA) -> list[bool]:
-    """Which tested rows are alarms, under one alarm rate over all of them (untested rows: False)."""
-    idx = [k for k, x in enumerate(tested) if x.test is not None]
+    """Which tested rows are alarms, under one alarm rate over all of them (untested rows: False; rows judged by the
+    maximum spread carry their own, already shared over the rows by Bonferroni)."""
+    idx = [k for k, x in enumerate(tested) if x.test is not None and x.alarm is None]
     hit = night_alarms([tested[k].test.p_change for k in idx], alpha)
     out = [False] * len(tested)
     for k, h in zip(idx, hit):
         out[k] = bool(h)
+    for k, x in enumerate(tested):
+        if x.alarm is not None:
+            out[k] = x.alarm
     return out

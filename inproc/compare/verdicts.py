@@ -11,11 +11,11 @@ Verdicts (``VERDICTS``):
 - **not significant** — no alarm, or an alarm whose change is not beyond the threshold
   with that confidence.
 - **insufficient data** — the run-to-run spread cannot be learned: one run each side
-  with no stated ``--run-spread`` (the within-run interval is shown), or too few runs
+  with neither ``--run-spread`` nor ``--max-spread`` (the within-run interval is shown), or too few runs
   for a spread on ``spread.MIN_SPREAD_DF`` degrees of freedom. Never slower.
 - **not comparable** — the cell is not Valid in both (Looped, Error, not run), or
-  Requests queued with a different number running or waiting, or throttled in either run,
-  or the metric has too few samples; never called slower or faster.
+  Requests queued with a different number running or waiting, or throttled or disturbed in
+  either run, or the metric has too few samples; never called slower or faster.
 
 A cell Requests queued in both is judged like a Valid one when every run had the same
 number of requests running and waiting (the medians over the window's steps): tok/s and
@@ -25,28 +25,27 @@ request. Its rows say so ("queued in both: 2 running, 2 waiting").
 - **status changed** — the cell's status differs (Valid → Requests queued); never called slower.
 - **new** / **missing** — the cell is only in the new run / only in the baseline.
 
-A run regresses when a row is slower, or a cell that was Valid is no longer Valid; the
-exit code is 1 then, else 0.
+A run regresses when a row is slower, or a cell that was Valid is no longer Valid: exit 1.
+Else exit 3 when a row could not be judged (``Comparison.undecided``), 0 only when every row
+was. One run each side with no stated spread: :mod:`inproc.compare.bound` (``--max-spread``).
 """
 from __future__ import annotations
 
 import dataclasses
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Sequence
 
-import numpy as np
-
 from inproc import types as st
+from inproc.compare.bound import needed_text
 from inproc.compare.estimate import Estimate, StatSettings
 from inproc.compare.keys import KeyDiff, check_allow_keys, differing, split_allowed
 from inproc.compare.kernels import KernelChange, compare_kernels
+from inproc.compare.queues import disagree, queue_shape, queues_differ, shape_text, status_of
 from inproc.compare.rows import INSUFFICIENT, Candidate, Tested, alarms, shown, tested_rows
 from inproc.compare.samples import METRICS
 from inproc.compare.spread import THRESHOLD_CONFIDENCE, ChangeTest
 from inproc.compare.stats import geometric_mean
 from inproc.errors import UsageError
-from inproc.measure import metrics as m
 from inproc.record.schema import DecodeEntry, RunRecord
 from inproc.units import cell_key
 
@@ -55,6 +54,10 @@ NOT_COMPARABLE, STATUS_CHANGED, NEW, MISSING = "not comparable", "status changed
 VERDICTS = (SLOWER, FASTER, NOT_SIGNIFICANT, INSUFFICIENT, NOT_COMPARABLE, STATUS_CHANGED, NEW, MISSING)
 INDICATIVE = " (one run each side, against the stated --run-spread)"  # a change of one run against one run
 JUDGED = (SLOWER, FASTER, NOT_SIGNIFICANT, INSUFFICIENT)  # rows whose cells were comparable (the geometric mean's)
+UNDECIDED = (INSUFFICIENT, NOT_COMPARABLE, MISSING)  # rows on which no verdict could be reached
+#: compare's exit codes (2 is bad input, raised as a UsageError): every row judged and none regressed; a regression;
+#: no regression found, but some rows could not be judged (``Comparison.undecided``).
+EXIT_CLEAN, EXIT_REGRESSION, EXIT_UNDECIDED = 0, 1, 3
 
 
 @dataclass(frozen=True)
@@ -138,8 +141,18 @@ class Comparison:
         return tuple(out)
 
     @property
+    def undecided(self) -> tuple[Row, ...]:
+        """Rows no verdict could be reached on: insufficient data, not comparable (throttled, disturbed, too few
+        samples, not Valid in both), or a cell only in the baseline."""
+        return tuple(r for r in self.rows if r.verdict in UNDECIDED)
+
+    @property
     def exit_code(self) -> int:
-        return 1 if self.regressions else 0
+        """``EXIT_REGRESSION`` a regression; ``EXIT_UNDECIDED`` none found, but rows could not be judged;
+        ``EXIT_CLEAN`` every row judged and none regressed."""
+        if self.regressions:
+            return EXIT_REGRESSION
+        return EXIT_UNDECIDED if self.undecided else EXIT_CLEAN
 
 
 def judge_test(t: ChangeTest, metric: str, threshold: float, alarm: bool,
@@ -162,42 +175,20 @@ def judge_test(t: ChangeTest, metric: str, threshold: float, alarm: bool,
     return NOT_SIGNIFICANT, "within the noise"
 
 
-def _status(entries: Sequence[DecodeEntry]) -> str | None:
-    statuses = {e.status for e in entries}
-    return statuses.pop() if len(statuses) == 1 else None
-
-
-def _disagree(entries: Sequence[DecodeEntry]) -> str:
-    counts = Counter(e.status for e in entries)
-    return ", ".join(f"{s} ×{n}" for s, n in counts.most_common())
-
-
 def _throttled(base: Sequence[DecodeEntry], new: Sequence[DecodeEntry]) -> str:
     for side, entries in (("baseline", base), ("new", new)):
         for e in entries:
-            if e.throttled:
+            if e.throttled:  # the machine's doing: left out of the verdict
                 return f"throttled in the {side} run: {e.throttled}"
     return ""
 
 
-def queue_shape(e: DecodeEntry) -> tuple[int, int] | None:
-    """(running, waiting): the medians of the scheduler's counts over the cell's window steps (None: no window)."""
-    w = m.window(e.trace) if e.trace is not None else None
-    if w is None:
-        return None
-    rows = slice(w.first_step, w.last_step + 1)
-    return int(np.median(e.trace.steps.num_running[rows])), int(np.median(e.trace.steps.num_waiting[rows]))
-
-
-def _shape(shape: tuple[int, int] | None) -> str:
-    return "no window" if shape is None else f"{shape[0]} running, {shape[1]} waiting"
-
-
-def _queues_differ(base: Sequence[DecodeEntry], new: Sequence[DecodeEntry]) -> str:
-    """Why queued cells are not comparable (the runs' running and waiting differ), or ""."""
-    shapes = [queue_shape(e) for e in (*base, *new)]
-    if None in shapes or len(set(shapes)) > 1:
-        return "not the same queue: " + " vs ".join(dict.fromkeys(_shape(x) for x in shapes))
+def _disturbed(base: Sequence[DecodeEntry], new: Sequence[DecodeEntry]) -> str:
+    """Other work on the machine during a run's window (``DecodeEntry.disturbed``): left out of the verdict."""
+    for side, entries in (("baseline", base), ("new", new)):
+        for e in entries:
+            if e.disturbed:
+                return f"disturbed in the {side} run: {e.disturbed.removeprefix('disturbed: ')}"
     return ""
 
 
@@ -207,18 +198,18 @@ def _cell_problem(base: Sequence[DecodeEntry], new: Sequence[DecodeEntry]) -> tu
         return NEW, f"only in the new run ({new[0].status})"
     if not new:
         return MISSING, f"only in the baseline ({base[0].status})"
-    sb, sn = _status(base), _status(new)
+    sb, sn = status_of(base), status_of(new)
     if sb is None or sn is None:
         which, entries = ("baseline", base) if sb is None else ("new", new)
-        return NOT_COMPARABLE, f"the {which} runs disagree: {_disagree(entries)}"
+        return NOT_COMPARABLE, f"the {which} runs disagree: {disagree(entries)}"
     if sb != sn:
         why = new[0].reason if sn != st.VALID else base[0].reason
         return STATUS_CHANGED, f"{sb} → {sn}" + (f": {why}" if why else "")
-    if sb == st.QUEUED and (why := _queues_differ(base, new)):
+    if sb == st.QUEUED and (why := queues_differ(base, new)):
         return NOT_COMPARABLE, f"{sb} in both, {why}"
     if sb not in (st.VALID, st.QUEUED):
         return NOT_COMPARABLE, f"{sb} in both; only Valid and Requests queued cells are judged"
-    if why := _throttled(base, new):
+    if why := _throttled(base, new) or _disturbed(base, new):
         return NOT_COMPARABLE, why
     return None
 
@@ -226,21 +217,25 @@ def _cell_problem(base: Sequence[DecodeEntry], new: Sequence[DecodeEntry]) -> tu
 def _problem_rows(cell: tuple[int, int], base: Sequence[DecodeEntry], new: Sequence[DecodeEntry],
                   problem: tuple[str, str], s: CompareSettings) -> list[Row]:
     """The rows of a cell that is not comparable: the same verdict and reason for every metric."""
-    sb, sn = (_status(base) or "") if base else "", (_status(new) or "") if new else ""
+    sb, sn = (status_of(base) or "") if base else "", (status_of(new) or "") if new else ""
     return [Row(cell[0], cell[1], metric, problem[0], problem[1], shown(base, new, metric, s.tests), sb, sn)
             for metric in s.metrics]
 
 
 def _judged_row(cell, c: Candidate, x: Tested, alarm: bool, s: CompareSettings) -> Row:
-    sb, sn = _status(c.base) or "", _status(c.new) or ""
+    sb, sn = status_of(c.base) or "", status_of(c.new) or ""
     if x.test is None:
         verdict = INSUFFICIENT if x.insufficient else NOT_COMPARABLE
         return Row(cell[0], cell[1], c.metric, verdict, x.reason, x.estimate, sb, sn)
     verdict, reason = judge_test(x.test, c.metric, s.threshold, alarm, s.tests.threshold_confidence)
-    if x.estimate is not None and x.estimate.indicative and verdict in (SLOWER, FASTER):
+    need = x.estimate.needed_spread if x.estimate is not None else None
+    if need is not None:
+        reason = needed_text(need, s.tests.max_spread) if reason == "within the noise" else \
+            f"{reason}; {needed_text(need, s.tests.max_spread)}"
+    elif x.estimate is not None and x.estimate.indicative and verdict in (SLOWER, FASTER):
         reason += INDICATIVE
     if sb == st.QUEUED:
-        reason += f"; queued in both: {_shape(queue_shape(c.base[0]))}"
+        reason += f"; queued in both: {shape_text(queue_shape(c.base[0]))}"
     est = dataclasses.replace(x.estimate, significant=alarm) if x.estimate is not None else None
     return Row(cell[0], cell[1], c.metric, verdict, reason, est, sb, sn)
 

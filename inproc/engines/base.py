@@ -258,7 +258,7 @@ class EngineAdapter:
 
     # -- the engine ------------------------------------------------------------------------
     def selftest_module(self):
-        """The engine's ``selftest`` module: ``modes(launch)``, ``pieces()``, ``commit()``, ``tiny_launch(profile)``."""
+        """The engine's ``selftest`` module: ``modes(launch)``, ``pieces()``, ``commit()``, ``TINY_PROFILE``, ``MODEL_ARGS`` and ``TINY_ARGS``."""
         raise NotImplementedError
 
     def nodes_module(self):

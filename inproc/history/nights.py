@@ -15,9 +15,10 @@ from typing import Sequence
 
 from inproc.errors import UsageError
 from inproc.record.damage import require_raw
-from inproc.record.io import load_results, read_json
+from inproc.record.files import read_json
+from inproc.record.load import record_from_json
 from inproc.record.schema import RunRecord
-from inproc.record.summary import is_summary, record_from_summary, source_of
+from inproc.record.baseline import is_summary, record_from_summary, source_of
 
 HINT = "Give results files (inproc run --out), summaries from 'inproc history --store', or a folder of them."
 #: A development version's commit, as a PEP 440 local part: 0.11.1.dev5+g1a2b3c4 (setuptools-scm).
@@ -82,7 +83,7 @@ def read_night(p: Path) -> Night:
     elif isinstance(data, dict) and "baseline_version" in data:
         raise NotANight(f"{where}: a baseline, not one night. {HINT}")
     else:
-        rec, source = load_results(p), where  # the public loader: a results file's storage is its business
+        rec, source = record_from_json(data, where, p.parent), where  # the loader's stages, on the JSON read above
         require_raw(rec, "a history")  # a night is judged from every cell's raw records
     label = p.name.removesuffix(".json").removesuffix(".summary")
     return Night(label, where, rec, source)

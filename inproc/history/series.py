@@ -2,7 +2,7 @@
 
 A night's figure is the statistic of compare's sample of the cell
 (``inproc.compare.samples.sample``), in the metric's display unit: exactly the figure a
-report of that night shows. Only Valid, unthrottled cells give a figure; others are gaps.
+report of that night shows. Only Valid cells, neither throttled nor disturbed, give a figure; others are gaps.
 
 Where a series changes level is ``inproc.history.levels``'s business, on the logs of these figures.
 """
@@ -32,8 +32,9 @@ def entry_of(night: Night, cell: tuple[int, int]) -> DecodeEntry | None:
 
 
 def figure(entry: DecodeEntry | None, metric: str, cutting: SubWindowing = SubWindowing()) -> float | None:
-    """The night's figure of ``metric`` in the cell (None unless the cell is Valid, unthrottled and has samples)."""
-    if entry is None or entry.status != st.VALID or entry.throttled:
+    """The night's figure of ``metric`` in the cell (None unless the cell is Valid, neither throttled nor
+    disturbed, and has samples)."""
+    if entry is None or entry.status != st.VALID or entry.throttled or entry.disturbed:
         return None
     s = sample(entry, metric, cutting)
     if s is None or not s.n:

@@ -160,8 +160,8 @@ _SAMPLING = (
     # exponential_ / multinomial (random sampling).
     Rule(r"sbtopk|gatherTopK|radixSelect|SoftMax|softmax_warp|ArgMaxOps|ArgMinOps|DeviceRadixSort"
          r"|DeviceSegmentedRadixSort|DeviceScan|segmented_sort|bitonicSort|multinomial|distribution_elementwise"
-         r"|exponential_kernel|sampleMultinomial", SAMPLING,
-         "pytorch aten/src/ATen/native/cuda/TensorTopK.cu, SoftMax.cu, ReduceArgMaxKernel.cu, Sort.cu, "
+         r"|exponential_kernel|sampleMultinomial|radixSortKVInPlace", SAMPLING,
+         "pytorch aten/src/ATen/native/cuda/TensorTopK.cu, SoftMax.cu, ReduceArgMaxKernel.cu, Sort.cu, SortUtils.cuh, "
          "DistributionTemplates.h (called by vllm vllm/v1/sample/ops/topk_topp_sampler.py)"),
 )
 
@@ -193,8 +193,9 @@ _MEMORY = (
     Rule(r"^Memcpy |^Memset|^memcpy|^memset", MEMORY, "pytorch/kineto libkineto/src/CuptiActivity.cpp "
          "(memcpy / memset activity names)"),
     Rule(r"FillFunctor|fill_kernel|direct_copy_kernel|copy_kernel|CatArrayBatchedCopy|indexSelect(Small|Large)Index"
-         r"|index_elementwise_kernel|_memcpy_", MEMORY,
-         "pytorch aten/src/ATen/native/cuda/FillKernel.cu, Copy.cu, Shape.cu, Indexing.cu"),
+         r"|index_elementwise_kernel|_memcpy_|vectorized_gather_kernel", MEMORY,
+         "pytorch aten/src/ATen/native/cuda/FillKernel.cu, Copy.cu, Shape.cu, Indexing.cu, IndexKernelUtils.cu "
+         "(vectorized_gather_kernel: index_select and embedding gathers)"),
 )
 
 _GENERIC_GEMM = (
@@ -203,9 +204,9 @@ _GENERIC_GEMM = (
 )
 
 _GENERIC_ELEMENTWISE = (
-    Rule(r"elementwise_kernel|reduce_kernel", ELEMENTWISE,
+    Rule(r"elementwise_kernel|reduce_kernel|kernelHistogram1D", ELEMENTWISE,
          "pytorch aten/src/ATen/native/cuda/CUDALoops.cuh (vectorized_elementwise_kernel, elementwise_kernel), "
-         "Reduce.cuh (reduce_kernel)"),
+         "Reduce.cuh (reduce_kernel), SummaryOps.cu (kernelHistogram1D: histc and bincount, a reduction)"),
 )
 
 RULES: tuple[Rule, ...] = (*_INDUCTOR, *_ATTENTION, *_COMMUNICATION, *_MOE, *_GEMM, *_SAMPLING, *_MEMORY,

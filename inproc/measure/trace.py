@@ -115,15 +115,22 @@ class KernelPass:
     device: str = "cpu"
     note: str = ""
     files: tuple[str, ...] = ()  # the profiler's trace, where --profile-dir asked to keep it
+    # Device activities filed to a step, and not filed (launched outside every step mark, or their launcher
+    # missing), with the unfiled ones' device ns (``inproc.kernels.filing``); None: recorded before they were
+    # counted. 0 and 0 on a CPU pass (no device activity).
+    filed: int | None = None
+    unfiled: int | None = None
+    unfiled_ns: int | None = None
 
     def to_dict(self) -> dict:
         return {"first_step": self.first_step, "last_step": self.last_step, "device": self.device, "note": self.note,
-                "files": list(self.files)}
+                "files": list(self.files), "filed": self.filed, "unfiled": self.unfiled, "unfiled_ns": self.unfiled_ns}
 
     @classmethod
     def from_dict(cls, d: dict) -> "KernelPass":
+        count = lambda k: None if d.get(k) is None else int(d[k])  # noqa: E731
         return cls(int(d["first_step"]), int(d["last_step"]), str(d.get("device", "cpu")), str(d.get("note", "")),
-                   tuple(d.get("files", ())))
+                   tuple(d.get("files", ())), count("filed"), count("unfiled"), count("unfiled_ns"))
 
 
 @dataclass

@@ -70,8 +70,8 @@ def split_command(argv: list[str]) -> tuple[dict[str, str], str, list[str]]:
 
 
 def _forms() -> str:
-    """The usual launch command of each registered engine, for an error message."""
-    forms = [f"`{a.command_example}`" for a in engines.adapters().values()]
+    """The usual launch command of each registered engine that has one, for an error message."""
+    forms = [f"`{a.command_example}`" for a in engines.adapters().values() if a.launchers]
     return " or ".join([", ".join(forms[:-1]), forms[-1]] if len(forms) > 1 else forms) + \
         " (or the engine's `python -m` server module)"
 

@@ -1,3 +1,3 @@
-"""The results file: typed record (``schema``), entries derived from raw records
-(``derive``), and atomic writing and versioned loading
-(``io``). Imports no engine."""
+"""The results file: typed record (``schema``), read in three stages (``load``: ``files``,
+``document``, ``fromjson``) and written apart (``write``); its public names are ``io``.
+Imports no engine."""

@@ -1,10 +1,18 @@
-"""A baseline: several runs of one profile in one file, each kept compact.
+"""Reading runs: a results file, a night's history entry (one run in compact form), or a baseline
+(several runs of one profile in one file, each kept compact). Written by ``inproc.record.summary``.
 
 A single night's within-window noise understates how much a run varies from night to
 night; a baseline keeps each run's figures, its cells' sub-window samples (what compare's
 tests draw on) and their step anatomy (what the diagnosis reads), so that a comparison can
 use the spread between runs. Raw records stay in the run files
 (``inproc.record.summary``: the compact form of one run).
+
+A summary's versions (``summary_version``):
+  1 — 2026-12-01: ``{"kind": "inproc-summary", "summary_version": 1, "source": the run file,
+      "run": the results-file object of the run without raw records, "cells": {cell key: compact
+      cell}}`` (``inproc.record.compact``). From 2026-12-02 a cell's anatomy also holds "slow" (its
+      slow-step figures); a summary without it loads with none (no tail split in the diagnosis). From
+      2026-12-03 it also holds "kernels" (``inproc.kernels.summary.KernelSummary``, null without a kernel pass).
 
 File format (``baseline_version``):
   1 — 2026-12-01: ``{"kind": "inproc-baseline", "baseline_version": 1, "created", "tool",
@@ -15,21 +23,20 @@ File format (``baseline_version``):
 """
 from __future__ import annotations
 
-import json
+import dataclasses
 import os
-import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
-import inproc
 from inproc.errors import UsageError
-from inproc.record.io import BASELINE_KIND, RESULTS_HINT, load_results, read_json, record_from_json, write_text_atomic
+from inproc.record.compact import CellSummary
+from inproc.record.files import check_version, read_json
+from inproc.record.layout import BASELINE_KIND, BASELINE_VERSION, RESULTS_HINT, SUMMARY_KIND, SUMMARY_VERSION
+from inproc.record.load import record_from_json
 from inproc.record.schema import RunRecord
-from inproc.record.summarize import Cutting
-from inproc.record.summary import is_summary, record_from_summary, summary_json
 
-BASELINE_VERSION = 2
+SUMMARY_HINT = "Give a results file, or a summary from 'inproc history --store'."
 
 
 @dataclass(frozen=True, eq=False)
@@ -42,19 +49,6 @@ class RunSet:
     sources: tuple[str, ...]  # the results files the runs came from
 
 
-def baseline_json(runs: Sequence[RunRecord], sources: Sequence[str], cutting: Cutting) -> dict[str, Any]:
-    """The baseline file's JSON object (each run compact, its header in the current results schema)."""
-    return {"kind": BASELINE_KIND, "baseline_version": BASELINE_VERSION,
-            "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "tool": {"name": "inproc", "version": inproc.__version__},
-            "sources": list(sources), "runs": [summary_json(r, str(sources[i]) if i < len(sources) else "", cutting) for i, r in enumerate(runs)]}
-
-
-def write_baseline(path: str | os.PathLike, runs: Sequence[RunRecord], sources: Sequence[str],
-                   cutting: Cutting) -> None:
-    """Write a baseline file atomically (temp file + ``os.replace``); sub-windows cut by ``cutting``."""
-    write_text_atomic(path, json.dumps(baseline_json(runs, sources, cutting), separators=(",", ":")))
-
-
 def load_runs(path: str | os.PathLike) -> RunSet:
     """A results file or a history entry as a set of one run, or a baseline's runs; one-line errors, newer formats refused."""
     data = read_json(Path(path), "results file", f"No results file at {str(path)!r}. {RESULTS_HINT}")
@@ -62,7 +56,8 @@ def load_runs(path: str | os.PathLike) -> RunSet:
     if is_summary(data):  # one night's history entry
         return RunSet(where, (record_from_summary(data, where),), False, (where,))
     if not (isinstance(data, dict) and data.get("kind") == BASELINE_KIND):
-        return RunSet(where, (load_results(path),), False, (where,))  # the public loader: its storage is its business
+        # The loader's stages on the JSON read above (as load_results would, which reads it again).
+        return RunSet(where, (record_from_json(data, str(Path(path)), Path(path).parent),), False, (where,))
     version = data.get("baseline_version")
     if not isinstance(version, int) or version < 1:
         raise UsageError(f"{where}: baseline_version {version!r} is not an inproc baseline format.")
@@ -76,3 +71,24 @@ def load_runs(path: str | os.PathLike) -> RunSet:
                  for i, r in enumerate(raw_runs))
     sources = tuple(str(s) for s in data.get("sources") or ())
     return RunSet(where, runs, True, sources)
+
+
+def is_summary(data: Any) -> bool:
+    return isinstance(data, dict) and data.get("kind") == SUMMARY_KIND
+
+
+def record_from_summary(data: Any, where: str) -> RunRecord:
+    """The run of a compact object: its header and statuses, each decode cell with its summary (no trace)."""
+    check_version(data, "summary_version", SUMMARY_VERSION, "summary", SUMMARY_HINT, where)
+    rec = record_from_json(data.get("run"), where)
+    try:
+        cells = {k: CellSummary.from_dict(v) for k, v in (data.get("cells") or {}).items()}
+    except (KeyError, TypeError, ValueError) as e:
+        raise UsageError(f"{where}: not an inproc summary ({type(e).__name__}: {e}). {SUMMARY_HINT}") from None
+    decode = tuple(dataclasses.replace(e, summary=cells.get(e.key)) for e in rec.decode)
+    return dataclasses.replace(rec, decode=decode)
+
+
+def source_of(data: Any) -> str:
+    """The run file a compact object was made from ("" when not recorded)."""
+    return str(data.get("source") or "") if isinstance(data, dict) else ""

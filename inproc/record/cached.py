@@ -20,6 +20,7 @@ from inproc.measure.slow import SlowFigures
 from inproc.measure.trace import CellTrace
 from inproc.plan.matrix import CellPlan
 from inproc.record.schema import DecodeEntry, PrefillEntry
+from inproc.telemetry.disturbed import Disturbance
 from inproc.telemetry.figures import TelemetryFigures
 from inproc.telemetry.trace import TelemetryTrace
 from inproc.telemetry.window import WindowTelemetry
@@ -30,8 +31,9 @@ def _telemetry(d: dict[str, Any], trace: TelemetryTrace | None) -> WindowTelemet
     if trace is None or not tel or tel.get("figures") is None:
         return None
     throttle = tel.get("throttle") or {}
+    disturbance = Disturbance.from_dict(tel["disturbance"]) if tel.get("disturbance") else None
     return WindowTelemetry(trace, TelemetryFigures.from_dict(tel["figures"]), throttle.get("passed"),
-                           throttle.get("reason") or "")
+                           throttle.get("reason") or "", disturbance)
 
 
 def _anatomy(d: dict[str, Any] | None) -> AnatomyFigures | None:

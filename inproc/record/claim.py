@@ -1,6 +1,6 @@
 """One writer per results file, and the clean-up of what a killed writer left.
 
-A writer of a results file (``inproc run``, ``cell``, ``merge``; ``inproc.record.io.ResultsWriter``)
+A writer of a results file (``inproc run``, ``cell``, ``merge``; ``inproc.record.write.ResultsWriter``)
 first claims the path: an exclusive ``flock`` on the empty file ``.RESULTS.json.lock`` beside it,
 held until the writer closes or its process ends (the kernel drops it on any exit, SIGKILL
 included). A second process that tries to write the same path while the claim is held is

@@ -131,7 +131,7 @@ class CellAnatomy:
 
 @dataclass(frozen=True, eq=False)
 class CellSummary:
-    """One decode cell, compact: its figures, samples, anatomy and the throttle check's reason."""
+    """One decode cell, compact: its figures, samples, anatomy, the throttle check's and the disturbance rule's reasons."""
 
     total_tok_s: float | None
     tbt_ms: float | None
@@ -139,10 +139,11 @@ class CellSummary:
     samples: CellSamples | None  # None: the cell had no window
     anatomy: CellAnatomy | None
     throttled: str = ""
+    disturbed: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {"total_tok_s": self.total_tok_s, "tbt_ms": self.tbt_ms, "ttft_ms": self.ttft_ms,
-                "throttled": self.throttled, "samples": self.samples.to_dict() if self.samples else None,
+                "throttled": self.throttled, "disturbed": self.disturbed, "samples": self.samples.to_dict() if self.samples else None,
                 "anatomy": self.anatomy.to_dict() if self.anatomy else None}
 
     @classmethod
@@ -150,4 +151,4 @@ class CellSummary:
         s, a = d.get("samples"), d.get("anatomy")
         return cls(d.get("total_tok_s"), d.get("tbt_ms"), d.get("ttft_ms"),
                    CellSamples.from_dict(s) if s else None, CellAnatomy.from_dict(a) if a else None,
-                   d.get("throttled") or "")
+                   d.get("throttled") or "", d.get("disturbed") or "")

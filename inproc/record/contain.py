@@ -4,10 +4,10 @@ A results file's manifest names its cell folder (``cells``: a folder beside it) 
 its cell file (``cell_file``); the cell file names its tables. A manifest may come from anywhere
 (a copied folder, an archive), so none of those names is trusted: a path that leaves the cell
 folder (``..``, an absolute path, a symlink, of the file or of a folder on its way, that
-resolves elsewhere) is never opened. Its entry becomes an Error entry, as a damaged cell file's
-does (``inproc.record.damage``). Every reader of a cell folder (``inproc.record.cells``) asks
-:meth:`CellFolder.file` for the path it opens, and lists the folder through
-:meth:`CellFolder.names`.
+resolves elsewhere) is never opened: :meth:`CellFolder.where` returns it as a damage
+(``inproc.record.damage``), and its entry becomes an Error entry, as a damaged cell file's
+does. The reader of a cell folder (``inproc.record.files``) asks :meth:`CellFolder.where` for
+every path it opens, and lists the folder through :meth:`CellFolder.names`.
 
 Checking needs no open: the path is first judged by its text, then by ``os.path.realpath``
 (which follows symlinks with ``lstat`` and ``readlink``) against the folder's own real path.
@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from inproc.errors import UsageError
+from inproc.record.damage import OUTSIDE, Damage, words
 
-#: What an entry whose cell file lies outside its folder is called (its reason starts with it).
-OUTSIDE = "cell file outside the results folder"
+__all__ = ["OUTSIDE", "CellFolder", "OutsideFolder"]
 
 
 class OutsideFolder(UsageError):
@@ -50,14 +50,18 @@ class CellFolder:
         """The folder as named (what messages show)."""
         return self.parent / self.name
 
-    def file(self, name: str) -> Path:
-        """The path to open for ``name`` (a cell file or a table, relative to the folder); an
-        :class:`OutsideFolder` error when it would leave the folder."""
+    def where(self, name: str, what: str = "cell file") -> Path | Damage:
+        """The path to open for ``name`` (a cell file or a table, relative to the folder), or the
+        damage "outside" when it would leave the folder (never opened)."""
         why = self._outside(name)
-        if why:
-            raise OutsideFolder(f"{self.path / name}: {OUTSIDE} ({why}); not opened. Its cells are read from "
-                                f"{self.name}/ alone: copy the file itself (not a link to it) into that folder.")
-        return self.path / name
+        return Damage(self.path / name, "outside", why, what, self.name) if why else self.path / name
+
+    def file(self, name: str) -> Path:
+        """:meth:`where`, an :class:`OutsideFolder` error when it would leave the folder."""
+        path = self.where(name)
+        if isinstance(path, Damage):
+            raise OutsideFolder(words(path))
+        return path
 
     def names(self) -> list[str]:
         """The names of the files in the folder (none when it is missing or itself leaves the manifest's folder)."""

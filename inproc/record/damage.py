@@ -1,98 +1,77 @@
-"""Entries whose cell file cannot be read, and the commands that need their raw records.
+"""Damage as a value: what a reader found wrong with a file of a results folder, and its one wording.
 
 A cell file that is damaged, missing, another run's (its ``created`` is not the manifest's:
 a cell file is matched to its manifest row by the run's identity, never by name alone), or
-outside the results file's cell folder (never opened: ``inproc.record.contain``) does
-not make the results file unreadable. That entry is loaded from its manifest row as an Error
-entry: its reason names the cell file and what is wrong, and it keeps the status and headline
-figures the manifest recorded (the figures, not the status, stay in the entry; the reason
-says the status). Every other entry loads as usual, and the record lists the unreadable ones
-in ``RunRecord.unreadable``.
+outside the results file's cell folder (never opened: ``inproc.record.contain``), does not
+make the results file unreadable. The stage that finds the problem returns a
+:class:`Damage` instead of the file's contents: reading the bytes (``inproc.record.files``:
+missing, empty, foreign, cut short, damaged, outside the folder) or bringing them to
+today's schema (``inproc.record.document``: another run's, arrays that disagree with their
+skeleton). The document carries it, on the entry's row, to the typed record
+(``inproc.record.fromjson``), where that entry becomes an Error entry: its reason names the
+file and what is wrong (:func:`words`, the one wording of every damage), and it keeps the
+status and headline figures the manifest recorded. Every other entry loads as usual, and
+the record lists the unreadable ones in ``RunRecord.unreadable``.
 
 A command that reads an entry's raw records (``report --rederive``, ``compare`` of that cell,
 ``baseline``, ``merge``, ``run --resume``, a night of ``history``) calls :func:`require_raw`,
-which stops with the reader's one line naming the file; ``report`` shows the Error entry.
+which stops with that entry's one line; ``report`` shows the Error entry.
 """
 from __future__ import annotations
 
-import dataclasses
-import re
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Iterable
 
-from inproc import types as st
 from inproc.errors import UsageError
-from inproc.measure.judge import Verdict
-from inproc.plan.matrix import CellPlan
-from inproc.record import cached, derive
-from inproc.record.contain import OUTSIDE
-from inproc.record.schema import DecodeEntry, PrefillEntry, RunPlan, RunRecord, UnreadableCell
 
-#: A cell file's name: the entry's id (``inproc.record.tojson.entry_id``) and its suffix.
-_ENTRY_NAME = re.compile(r"(?:prefill-(\d+)|decode-(\d+)x(\d+))(?:\.[a-z0-9]+)+")
+if TYPE_CHECKING:
+    from inproc.record.schema import RunRecord
 
-
-def entry_of_row(row: dict[str, Any]) -> str:
-    """The entry id of a manifest row, from its key (``decode-256x4``; ``tojson.entry_id``), not from its
-    cell file's name, which may name anything."""
-    return f"decode-{row['context']}x{row['concurrency']}" if "concurrency" in row else f"prefill-{row['context']}"
+#: What an entry whose cell file lies outside its folder is called (its reason starts with it).
+OUTSIDE = "cell file outside the results folder"
+#: How a damaged cell file is mended: read only, never rewritten.
+FIX = "Copy the results folder again from where the run wrote it, or measure the cell again."
 
 
-def another_run(path: Path, cell_created: Any, created: Any) -> UsageError:
-    """The error of a cell file written by another run than the manifest's."""
-    return UsageError(f"{path}: cell file of another run (written by the run created {cell_created!r}; this results "
-                      f"file's run was created {created!r}). Copy the results folder again from where the run wrote "
-                      "it, or measure the cell again.")
+@dataclass(frozen=True)
+class Damage:
+    """What is wrong with one file of a results folder (``path``), as found: ``kind`` and its ``detail``.
+
+    ``kind``: missing, empty, foreign (not that kind of file), truncated, damaged (it does not
+    read back), another_run, outside (the path leaves the cell folder ``folder``); ``what``: the
+    file's role ("cell file", "table file")."""
+
+    path: Path
+    kind: str
+    detail: str = ""
+    what: str = "cell file"
+    folder: str = ""
 
 
-def unreadable(path: Path, error: UsageError, entry: str) -> UnreadableCell:
-    return UnreadableCell(entry, str(path), str(error))
+def words(d: Damage) -> str:
+    """The one line a user reads for a damage: the file, what is wrong with it, and the fix."""
+    if d.kind == "outside":
+        return (f"{d.path}: {OUTSIDE} ({d.detail}); not opened. Its cells are read from {d.folder}/ alone: "
+                "copy the file itself (not a link to it) into that folder.")
+    if d.kind == "missing" and d.what == "cell file":
+        return (f"{d.path}: missing cell file (the results file lists it). Copy the folder "
+                f"{d.path.parent.name}/ beside the results file too.")
+    said = {"missing": f"missing {d.what} (its cell file lists it)",
+            "empty": f"empty {d.what} (an interrupted copy?)",
+            "foreign": f"not a {d.what} ({d.detail})",
+            "truncated": f"truncated {d.what} (its end is missing: an interrupted copy?)",
+            "damaged": f"damaged {d.what} ({d.detail})",
+            "another_run": f"cell file of another run ({d.detail})"}[d.kind]
+    return f"{d.path}: {said}. {FIX}"
 
 
-def unreadable_entry(row: dict[str, Any], cell: UnreadableCell, plan: RunPlan) -> PrefillEntry | DecodeEntry:
-    """The Error entry standing for ``row`` (a manifest row) whose cell file ``cell`` could not be read."""
-    path = Path(cell.path)
-    what = cell.reason.removeprefix(f"{path}: ")
-    # A path outside the folder says so first (its reason names the path as the manifest gave it).
-    error = what if what.startswith(OUTSIDE) else f"cell file {path.parent.name}/{path.name} unreadable: {what}"
-    verdict = Verdict(st.ERROR, f"{error} ({_recorded(row)})", ())
-    if "concurrency" not in row:
-        figures = cached.prefill_figures(row) if row.get("ttft_ms") is not None else None
-        return PrefillEntry(row["context"], verdict, (), figures, error=error)
-    cellplan = CellPlan(row["context"], row["concurrency"], row.get("max_tokens", 0), None)
-    entry = derive.unmeasured_entry(cellplan, row.get("prompt_mode", plan.settings.prompt_mode), "", verdict, error)
-    return dataclasses.replace(entry, figures=cached.decode_figures(row))
+def one_line(e: BaseException) -> str:
+    """An exception's message on one line (a damage's detail)."""
+    return " ".join(str(e).split())
 
 
-def _recorded(row: dict[str, Any]) -> str:
-    """What the manifest said of the entry: its status, reason and headline figures."""
-    if not row.get("status"):
-        return "not yet in the manifest"
-    shown = [f"{row[k]:.1f} {unit}" for k, unit in _HEADLINE if isinstance(row.get(k), (int, float))]
-    said = f"the manifest recorded {row['status']}" + (f": {row['reason']}" if row.get("reason") else "")
-    return said + (f"; {', '.join(shown)}" if shown else "")
-
-
-#: The figures an Error entry's reason repeats from its manifest row (the matrix shows no figure of an Error cell).
-_HEADLINE = (("total_tok_s", "tok/s"), ("prompt_tok_s", "prompt tok/s"), ("ttft_ms", "ms TTFT"))
-
-
-def unlisted_row(name: str, plan: dict[str, Any]) -> dict[str, Any] | None:
-    """The row of a cell file not yet in an unfinished run's manifest that could not be read, when its
-    name is an entry of the plan (None otherwise: a stray file is no entry)."""
-    m = _ENTRY_NAME.fullmatch(name)
-    if m is None:
-        return None
-    if m.group(1) is not None:
-        context = int(m.group(1))
-        return {"context": context, "cell_file": name} if context in (plan.get("prefill_list") or ()) else None
-    context, concurrency = int(m.group(2)), int(m.group(3))
-    if context in (plan.get("contexts") or ()) and concurrency in (plan.get("concurrency") or ()):
-        return {"context": context, "concurrency": concurrency, "cell_file": name}
-    return None
-
-
-def require_raw(rec: RunRecord, use: str, entries: Iterable[str] | None = None) -> None:
+def require_raw(rec: "RunRecord", use: str, entries: Iterable[str] | None = None) -> None:
     """Stop with the first unreadable cell file among ``entries`` (entry ids; None: every entry):
     ``use`` (the command) reads their raw records. A one-line :class:`UsageError`."""
     wanted = None if entries is None else set(entries)

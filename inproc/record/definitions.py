@@ -24,7 +24,7 @@ DEFINING_MODULES = (
     "measure/anatomy.py", "measure/figures.py", "measure/judge.py", "measure/kv.py", "measure/loops.py",
     "measure/metrics.py", "measure/peaks.py", "measure/slow.py", "measure/steps.py", "measure/trace.py",
     "plan/capacity.py", "record/derive.py",
-    "telemetry/figures.py", "telemetry/judge.py", "telemetry/metrics.py", "telemetry/nvml_ids.py",
+    "telemetry/disturbed.py", "telemetry/figures.py", "telemetry/judge.py", "telemetry/metrics.py", "telemetry/nvml_ids.py",
     "telemetry/series.py", "telemetry/trace.py", "telemetry/window.py",
     "types.py",
 )

@@ -48,7 +48,9 @@ def decode_entry(cell: CellPlan, prompt_mode: str, reproduce: str, trace: CellTr
     w = m.window(trace)
     tel = None
     if telemetry is not None and w is not None and figs is not None:
-        tel = over_window(telemetry, trace.clock_origin_s + w.open_s, trace.clock_origin_s + w.close_s, figs.output_tokens)
+        ends = trace.steps.t_end_s[w.first_step:w.last_step + 1]
+        tel = over_window(telemetry, trace.clock_origin_s + w.open_s, trace.clock_origin_s + w.close_s,
+                          figs.output_tokens, ends - trace.steps.t_start_s[w.first_step:w.last_step + 1], ends)
     looped = judge_cell_loops(trace.requests, loops)
     verdict = judge_decode(figs, cell.concurrency, capacity, looped, tel.throttle_passed if tel else None,
                            estimate=cell.capacity)

@@ -1,12 +1,19 @@
-"""A run record from the results file's JSON (current schema), its raw records read from cell
-files where the manifest names them. Figures cached under today's definitions
-(``inproc.record.definitions.DEFINITIONS_VERSION``, a digest of their code) are taken as
-written; otherwise (or when asked) every entry is derived again from its raw records.
+"""Reading, stage 3 of 3: the typed run record from the document at today's schema (``inproc.record.document``).
+
+Each row holds its raw records (the inline form), or the damage that kept them from being
+read (``document.UNREADABLE``), which becomes an Error entry here. Figures cached under
+today's definitions (``inproc.record.definitions.DEFINITIONS_VERSION``, a digest of their code)
+are taken as written (``inproc.record.cached``); otherwise (or when asked) every entry is
+derived again from its raw records by the derivation ``inproc run`` itself uses
+(``inproc.record.derive``).
 """
 from __future__ import annotations
 
+import dataclasses
+from pathlib import Path
 from typing import Any
 
+from inproc import types as st
 from inproc.codec import known_fields
 from inproc.measure.judge import Verdict
 from inproc.measure.loops import LoopSettings
@@ -15,36 +22,42 @@ from inproc.measure.trace import CellTrace
 from inproc.plan.capacity import CapacityCheck
 from inproc.plan.matrix import CellPlan
 from inproc.plan.settings import MatrixSettings
-from inproc.errors import UsageError
-from inproc.record import cached, damage, derive, scope
-from inproc.record.cells import read_cell
-from inproc.record.contain import CellFolder
+from inproc.record import cached, derive, scope
+from inproc.record.damage import OUTSIDE
 from inproc.record.definitions import DEFINITIONS_VERSION
-from inproc.record.schema import DecodeEntry, EngineRecord, Machine, PrefillEntry, ProfileRef, RunPlan, RunRecord
+from inproc.record.document import UNREADABLE, Document
+from inproc.record.schema import (DecodeEntry, EarlierTry, EngineRecord, Machine, PrefillEntry, ProfileRef, RunPlan,
+                                  RunRecord, UnreadableCell)
 from inproc.telemetry.trace import TelemetryTrace
 from inproc.types import Capacity, EngineSettings, KVCacheGroup
 
 
-def from_json(d: dict[str, Any], cells: CellFolder | None, rederive: bool = False) -> RunRecord:
-    """A record from current-schema JSON; cell files are read from ``cells`` (the manifest's cell folder) alone.
+def from_json(doc: Document, rederive: bool = False) -> RunRecord:
+    """A record from the document at today's schema, each row with its raw records or its damage.
 
     Each entry's figures, telemetry figures and verdict are taken from the file when it says
     they were derived by today's definitions (``definitions_version``) and ``rederive`` is
-    False; otherwise they are derived again from the raw records. An entry whose cell file
-    cannot be read, is another run's, or lies outside ``cells`` (``inproc.record.contain``), is an
-    Error entry made from its row
-    (``inproc.record.damage``), listed in the record's ``unreadable``.
+    False; otherwise they are derived again from the raw records. A row carrying its damage
+    (a cell file that cannot be read, is another run's, or lies outside the cell folder) is an
+    Error entry made from the row, listed in the record's ``unreadable``.
     """
+    d = doc.header
     plan = _plan(d["plan"])
     capacity = _capacity(d["capacity"])
     engine = EngineRecord(**{**known_fields(EngineRecord, d["engine"]), "settings": _settings(d["engine"].get("settings"))})
     machine = Machine(**known_fields(Machine, d.get("machine") or {}))
     peaks = run_peaks(machine.gpu_devices, machine.cpu, engine.settings)
     use_cache = not rederive and d.get("definitions_version") == DEFINITIONS_VERSION
-    lost: list = []
-    prefill = tuple(_entry(e, d, cells, lost, plan, lambda r: _prefill(r, use_cache)) for e in d.get("prefill", []))
-    decode = tuple(_entry(e, d, cells, lost, plan, lambda r: _decode(r, plan, capacity, peaks, use_cache))
-                   for e in d.get("decode", []))
+    entries: dict[str, list] = {"prefill": [], "decode": []}
+    lost: dict[str, list[UnreadableCell]] = {"prefill": [], "decode": []}
+    for kind, row in doc.rows:  # one at a time: a row's raw records are read as it is taken
+        if UNREADABLE in row:
+            lost[kind].append(row[UNREADABLE])
+            entries[kind].append(_error_entry(row, plan))
+        elif kind == "prefill":
+            entries[kind].append(_prefill(row, use_cache))
+        else:
+            entries[kind].append(_decode(row, plan, capacity, peaks, use_cache))
     return RunRecord(
         tool=dict(d["tool"]),
         created=d["created"],
@@ -54,46 +67,44 @@ def from_json(d: dict[str, Any], cells: CellFolder | None, rederive: bool = Fals
         engine=engine,
         capacity=capacity,
         machine=machine,
-        prefill=prefill,
-        decode=decode,
+        prefill=tuple(entries["prefill"]),
+        decode=tuple(entries["decode"]),
         finished=bool(d.get("finished", False)),
         notes=tuple(d.get("notes", ())),
         measure_s=float((d.get("timing") or {}).get("measure_s", 0.0)),
         **scope.from_json(d),
         schema_version=int(d["schema_version"]),
-        unreadable=tuple(lost),
+        unreadable=tuple(lost["prefill"] + lost["decode"]),
     )
 
 
-def _entry(row: dict[str, Any], d: dict[str, Any], cells: CellFolder | None, lost: list, plan: RunPlan, make):
-    """``make`` of a manifest row with its cell file's raw records, or its Error entry when that file
-    cannot be read, is another run's or lies outside the cell folder (appended to ``lost``)."""
-    try:
-        full = _with_cell(row, cells, d.get("created"))
-    except UsageError as e:
-        cell = damage.unreadable(cells.path / row["cell_file"], e, damage.entry_of_row(row))
-        lost.append(cell)
-        return damage.unreadable_entry(row, cell, plan)
-    return make(full)
+def _error_entry(row: dict[str, Any], plan: RunPlan) -> PrefillEntry | DecodeEntry:
+    """The Error entry standing for ``row`` (a manifest row) whose cell file could not be read (its ``UnreadableCell``)."""
+    cell: UnreadableCell = row[UNREADABLE]
+    path = Path(cell.path)
+    what = cell.reason.removeprefix(f"{path}: ")
+    # A path outside the folder says so first (its reason names the path as the manifest gave it).
+    error = what if what.startswith(OUTSIDE) else f"cell file {path.parent.name}/{path.name} unreadable: {what}"
+    verdict = Verdict(st.ERROR, f"{error} ({_recorded(row)})", ())
+    if "concurrency" not in row:
+        figures = cached.prefill_figures(row) if row.get("ttft_ms") is not None else None
+        return PrefillEntry(row["context"], verdict, (), figures, error=error)
+    cellplan = CellPlan(row["context"], row["concurrency"], row.get("max_tokens", 0), None)
+    entry = derive.unmeasured_entry(cellplan, row.get("prompt_mode", plan.settings.prompt_mode), "", verdict, error)
+    return dataclasses.replace(entry, figures=cached.decode_figures(row))
 
 
-def _with_cell(d: dict[str, Any], cells: CellFolder | None, created: Any) -> dict[str, Any]:
-    """An entry's JSON with its raw records put back from its cell file (inline entries as they are).
+def _recorded(row: dict[str, Any]) -> str:
+    """What the manifest said of the entry: its status, reason and headline figures."""
+    if not row.get("status"):
+        return "not yet in the manifest"
+    shown = [f"{row[k]:.1f} {unit}" for k, unit in _HEADLINE if isinstance(row.get(k), (int, float))]
+    said = f"the manifest recorded {row['status']}" + (f": {row['reason']}" if row.get("reason") else "")
+    return said + (f"; {', '.join(shown)}" if shown else "")
 
-    A cell file that is missing, damaged, written by another run than ``created``, or outside
-    ``cells`` is a one-line :class:`UsageError` naming it."""
-    name = d.get("cell_file")
-    if not name:
-        return d
-    if cells is None:
-        raise ValueError(f"entry names cell file {name!r} but the record was not read from a file")
-    raw = read_cell(cells, name)
-    if raw.get("created") != created:
-        raise damage.another_run(cells.path / name, raw.get("created"), created)
-    d = {**d, **raw.get("entry", {}), "raw": raw.get("samples"), "trace": raw.get("trace")}
-    if d.get("telemetry") is not None:
-        d["telemetry"] = {**d["telemetry"], "trace": raw.get("telemetry")}
-    return d
+
+#: The figures an Error entry's reason repeats from its manifest row (the matrix shows no figure of an Error cell).
+_HEADLINE = (("total_tok_s", "tok/s"), ("prompt_tok_s", "prompt tok/s"), ("ttft_ms", "ms TTFT"))
 
 
 def _settings(d: dict[str, Any] | None) -> EngineSettings:
@@ -142,6 +153,12 @@ def _prefill(d: dict[str, Any], use_cache: bool) -> PrefillEntry:
 
 
 def _decode(d: dict[str, Any], plan: RunPlan, capacity: Capacity, peaks: Peaks, use_cache: bool) -> DecodeEntry:
+    entry = _decode_entry(d, plan, capacity, peaks, use_cache)
+    tries = tuple(EarlierTry.from_dict(t) for t in d.get("tries") or ())
+    return dataclasses.replace(entry, tries=tries) if tries else entry
+
+
+def _decode_entry(d: dict[str, Any], plan: RunPlan, capacity: Capacity, peaks: Peaks, use_cache: bool) -> DecodeEntry:
     check = d.get("capacity_check")
     cell = CellPlan(d["context"], d["concurrency"], d.get("max_tokens", 0), CapacityCheck.from_dict(check) if check else None)
     mode, reproduce = d.get("prompt_mode", plan.settings.prompt_mode), d.get("reproduce", "")

@@ -1,5 +1,6 @@
-"""A cell file's tables (``inproc.record.tables``) back as the raw records' JSON trees, their
-arrays as numpy arrays: what ``CellTrace.from_dict`` and ``TelemetryTrace.from_dict`` read."""
+"""Reading, stage 2 (``inproc.record.document``): a schema 9-10 cell file's tables
+(``inproc.record.tables``) back as the raw records' JSON trees, their arrays as numpy arrays:
+what ``CellTrace.from_dict`` and ``TelemetryTrace.from_dict`` read."""
 from __future__ import annotations
 
 from typing import Any
@@ -7,6 +8,17 @@ from typing import Any
 import numpy as np
 
 from inproc.record.tables import Table, numbered
+
+
+def cell_tree(meta: dict[str, Any], tables: dict[str, Table]) -> dict[str, Any]:
+    """The raw tree of a cell file (``created``, ``entry``, ``trace`` or ``samples``, ``telemetry``) from its
+    JSON values and its tables."""
+    traces = trace_dicts(tables, meta["traces"])
+    out = {"created": meta["created"], "entry": meta["entry"],
+           "telemetry": telemetry_dict(tables, meta["telemetry"]) if meta["telemetry"] else None}
+    if meta["kind"] == "samples":
+        return {**out, "samples": traces}
+    return {**out, "trace": traces[0] if traces else None}
 
 
 def trace_dicts(tables: dict[str, Table], scalars: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -1,4 +1,12 @@
-"""The results file's versions, and each older version brought to the current one.
+"""Reading, stage 2: the results file's versions, and each older version brought to the current one.
+
+The one place where schemas meet: each version below has one step to the next
+(:data:`STEPS`), applied in order by :func:`migrate` to the manifest. A cell file of an
+older schema is brought to the same document by its reader of stage 2
+(``inproc.record.document``): schema 7-8 ``.npz`` arrays joined into the raw records' tree
+(``inproc.record.migrate_cells``), schema 9-10 Parquet tables turned back into it
+(``inproc.record.fromtables``); a schema-9 cell row holds the whole row, a schema-10 one
+what the manifest row lacks.
 
 Schema history (``schema_version``):
   1 — 2026-11-29: first format. Top level: schema_version, tool, created, command,
@@ -84,44 +92,53 @@ Schema history (``schema_version``):
   last_step, device, note, files). A file without them loads with no kernel pass
   (``cell.kernels`` is None).
 
-A file newer than :data:`SCHEMA_VERSION` is refused by the loader (``inproc.record.io``).
+A file newer than :data:`SCHEMA_VERSION` is refused by the loader (``inproc.record.files.check_version``).
 """
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, Callable
 
 from inproc.types import EngineSettings
 
 SCHEMA_VERSION = 10
 
 
+def _v1(d: dict[str, Any]) -> None:
+    for key in ("prefill", "decode"):
+        d[key] = [_entry_v1_to_v2(e) for e in d.get(key, [])]
+
+
+def _v5(d: dict[str, Any]) -> None:
+    d.update(placement=None, shard=None, merged_from=[])  # not recorded before 6
+
+
+def _v6(d: dict[str, Any]) -> None:
+    d.pop("definitions_version", None)  # no cache before 7: derive every figure again
+    engine = d.get("engine") or {}
+    d["engine"] = {**engine, "settings": dataclasses.asdict(EngineSettings.from_flat(engine.get("settings") or {}))}
+    # raw records stay inline, which 7 reads too
+
+
+def _nothing(d: dict[str, Any]) -> None:
+    """A version that only added optional fields or a cell-file format: nothing in the manifest moves."""
+
+
+#: Version N -> the step that brings a manifest of version N to N + 1 (in place, on a copy).
+STEPS: dict[int, Callable[[dict[str, Any]], None]] = {
+    1: _v1, 2: _nothing, 3: _nothing, 4: _nothing, 5: _v5, 6: _v6,
+    7: _nothing,  # ns8 members are new in cell files
+    8: _nothing,  # Parquet cell files are new: .npz ones are read as they are
+    9: _nothing,  # shorter cell rows are new: 9's hold the whole row
+}
+
+
 def migrate(data: dict[str, Any]) -> dict[str, Any]:
-    """A results JSON of any known version, brought to :data:`SCHEMA_VERSION` (the input is left as it was)."""
+    """A results JSON of any known version, brought to :data:`SCHEMA_VERSION` one step at a time (the input is left as it was)."""
     out = dict(data)
-    if out["schema_version"] == 1:
-        for key in ("prefill", "decode"):
-            out[key] = [_entry_v1_to_v2(e) for e in out.get(key, [])]
-        out["schema_version"] = 2
-    if out["schema_version"] == 2:
-        out["schema_version"] = 3  # only new, optional fields: nothing to move
-    if out["schema_version"] == 3:
-        out["schema_version"] = 4  # plan.cells is optional: nothing to move
-    if out["schema_version"] == 4:
-        out["schema_version"] = 5  # window_steps and profiled are optional: nothing to move
-    if out["schema_version"] == 5:
-        out.update(placement=None, shard=None, merged_from=[], schema_version=6)  # not recorded before 6
-    if out["schema_version"] == 6:
-        out.pop("definitions_version", None)  # no cache before 7: derive every figure again
-        engine = out.get("engine") or {}
-        out["engine"] = {**engine, "settings": dataclasses.asdict(EngineSettings.from_flat(engine.get("settings") or {}))}
-        out["schema_version"] = 7  # raw records stay inline, which 7 reads too
-    if out["schema_version"] == 7:
-        out["schema_version"] = 8  # ns8 members are new in cell files: nothing to move
-    if out["schema_version"] == 8:
-        out["schema_version"] = 9  # Parquet cell files are new: .npz ones are read as they are
-    if out["schema_version"] == 9:
-        out["schema_version"] = 10  # shorter cell rows are new: 9's hold the whole row
+    while out["schema_version"] < SCHEMA_VERSION:
+        STEPS[out["schema_version"]](out)
+        out["schema_version"] += 1
     return out
 
 

@@ -1,4 +1,4 @@
-"""Part of the migration (``inproc.record.migrate``): the reader of schema 7 and 8 cell files, read only.
+"""Reading, stage 2 (``inproc.record.document``): a schema 7 or 8 cell file brought to today's document.
 
 Schema 7 and 8 kept an entry's raw records as one ``.npz`` per entry: a zlib-compressed zip
 whose JSON member ``skeleton`` held the records' tree, with ``{"@npz": MEMBER, "at": I,
@@ -7,22 +7,19 @@ into a few members (``int32``, ``uint16``, ``bool``...); 8-byte columns XOR-delt
 byte-shuffled (``xor8``, its dtype in the skeleton), and (schema 8) float columns of whole
 nanoseconds as integer nanoseconds, delta, zigzag and byte-shuffled (``ns8``). Requests
 were stored by column: their scalars as JSON lists, ``token_steps`` as differences within
-each request, token ids in the narrowest integer type. Schema 9 writes Parquet tables
-instead (``inproc.record.cells``); nothing here writes.
+each request, token ids in the narrowest integer type. The archive is opened and its
+members read by ``inproc.record.files``; here they become the raw records' tree, as a
+schema-10 cell file's tables do (``inproc.record.fromtables``). Nothing writes this format.
 """
 from __future__ import annotations
 
-import json
-import zipfile
-import zlib
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from inproc.errors import UsageError
+from inproc.record.damage import Damage, one_line
 
-SKELETON = "skeleton"
 _ARRAY = "@npz"
 _PACKED = "@requests"
 
@@ -86,62 +83,11 @@ def _unpack_requests(p: dict) -> list[dict]:
     return [{**{k: v[i] for k, v in scalars.items()}, **{k: c[i] for k, c in cols.items()}} for i in range(arrivals.size)]
 
 
-def read_skeleton(path: Path) -> dict[str, Any]:
-    """A cell file's JSON values alone (its arrays are not read); a missing or damaged file is a one-line :class:`UsageError`."""
-    return _read(path, arrays=False)[0]
-
-
-def read_cell(path: Path) -> dict[str, Any]:
-    """The raw tree of a cell file, its arrays as numpy arrays (no pickles are read); a missing or
-    damaged file is a one-line :class:`UsageError` naming it and what is wrong."""
-    skeleton, members = _read(path, arrays=True)
+def cell_tree(path: Path, skeleton: dict[str, Any], members: dict[str, np.ndarray]) -> dict[str, Any] | Damage:
+    """The raw tree of the cell file at ``path`` (``created``, ``entry``, ``trace`` or ``samples``,
+    ``telemetry``), its arrays as numpy arrays, from its skeleton and array members; a damage
+    where they disagree."""
     try:
         return _join(skeleton, _unshuffled_groups(members))
     except (KeyError, IndexError, TypeError, ValueError) as e:
-        raise UsageError(f"{path}: not a cell file (its skeleton and arrays disagree: {type(e).__name__}: "
-                         f"{_one_line(e)}). {_FIX}") from None
-
-
-#: How a damaged cell file is mended: read only, never rewritten.
-_FIX = "Copy the results folder again from where the run wrote it, or measure the cell again."
-#: What a zip archive can raise when its bytes are cut short or changed (numpy's own checks raise ValueError).
-_DAMAGED = (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile, zlib.error)
-
-
-def _read(path: Path, arrays: bool) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    """(the skeleton, the array members when ``arrays``) of a cell file; one-line errors."""
-    if not path.is_file():
-        raise UsageError(f"{path}: missing cell file (the results file lists it). Copy the folder "
-                         f"{path.parent.name}/ beside the results file too.")
-    try:
-        with np.load(path, allow_pickle=False) as npz:
-            if SKELETON not in npz.files:
-                raise UsageError(f"{path}: not a cell file (no {SKELETON!r} member). {_FIX}")
-            members = {name: npz[name] for name in npz.files} if arrays else {SKELETON: npz[SKELETON]}
-        return json.loads(members.pop(SKELETON).tobytes()), members
-    except _DAMAGED as e:
-        raise UsageError(f"{path}: {_damage(path, e)}. {_FIX}") from None
-
-
-def _damage(path: Path, error: BaseException) -> str:
-    """What is wrong with a cell file numpy cannot read, from its bytes: empty, cut short, foreign or damaged."""
-    size = path.stat().st_size
-    with path.open("rb") as f:
-        head = f.read(4)
-        f.seek(max(0, size - _EOCD_SPAN))
-        tail = f.read()
-    if size == 0:
-        return "empty cell file (an interrupted copy?)"
-    if head != b"PK\x03\x04":
-        return "not a cell file (not a zip archive)"
-    if b"PK\x05\x06" not in tail:  # a zip's directory is at its end: a cut-short file has none
-        return "truncated cell file (its end is missing: an interrupted copy?)"
-    return f"damaged cell file (a member does not read back: {type(error).__name__}: {_one_line(error)})"
-
-
-#: A zip's end-of-directory record lies in its last 22 bytes plus a comment of at most 64 KiB.
-_EOCD_SPAN = 22 + 65535
-
-
-def _one_line(e: BaseException) -> str:
-    return " ".join(str(e).split())
+        return Damage(path, "foreign", f"its skeleton and arrays disagree: {type(e).__name__}: {one_line(e)}")

@@ -16,12 +16,17 @@ from typing import Any
 import pyarrow as pa
 
 from inproc import types as st
+from inproc.errors import UsageError
 from inproc.kernels.table import KernelTable
 from inproc.measure.trace import CellTrace, KernelPass
-from inproc.record import cells as cellfiles
 from inproc.record.contain import CellFolder, OutsideFolder
-from inproc.record.io import RESULTS_HINT, SCHEMA_VERSION, check_version, load_results, read_json, with_unlisted_cells
-from inproc.record.migrate import migrate
+from inproc.record.damage import Damage, words
+from inproc.record.document import manifest_rows
+from inproc.record.files import check_version, read_arrow, read_files, read_json
+from inproc.record.layout import RESULTS_HINT, cell_name
+from inproc.record.load import load_results, read_cell, read_skeleton
+from inproc.record.migrate import SCHEMA_VERSION
+from inproc.record.tables import arrow_table, stored_tables
 from inproc.record.tojson import HEADLINE, entry_json
 from inproc.telemetry.trace import TelemetryTrace
 
@@ -74,8 +79,11 @@ class Cell(_Tables):
         name = self._file
         if self.error is not None:
             return {}
-        if name and name.endswith(cellfiles.cell_name("")):
-            return {k: v for k, v in cellfiles.read_tables(self.folder, name).items() if v.num_columns}
+        if name and name.endswith(cell_name("")):
+            tables = read_arrow(self.folder, name)
+            if isinstance(tables, Damage):
+                raise UsageError(words(tables))
+            return {k: v for k, v in tables.items() if v.num_columns}
         return _built(self.folder, name, self.row)
 
     def table(self, name: str) -> pa.Table:
@@ -90,9 +98,9 @@ class Cell(_Tables):
     def kernel_pass(self) -> KernelPass | None:
         """The kernel pass's steps, device and note (None: the cell had none, or its file predates it)."""
         name = self._file
-        if self.error is not None or not name or not name.endswith(cellfiles.cell_name("")):
+        if self.error is not None or not name or not name.endswith(cell_name("")):
             return None
-        traces = cellfiles.read_skeleton(self.folder, name).get("traces") or [{}]
+        traces = read_skeleton(self.folder, name).get("traces") or [{}]
         d = traces[0].get("kernel_pass")
         return KernelPass.from_dict(d) if d else None
 
@@ -107,13 +115,13 @@ class Cell(_Tables):
 
 def _built(folder: CellFolder | None, name: str | None, row: dict[str, Any]) -> dict[str, pa.Table]:
     """The tables of an older file's entry, built from its raw records as schema 9 stores them."""
-    raw = cellfiles.read_cell(folder, name) if folder is not None and name else {
+    raw = read_cell(folder, name) if folder is not None and name else {
         "trace": row.get("trace"), "samples": row.get("raw"), "telemetry": (row.get("telemetry") or {}).get("trace")}
     samples = raw.get("samples") is not None
     traces = [CellTrace.from_dict(t) for t in (raw["samples"] if samples else [raw["trace"]] if raw.get("trace") else [])]
     telemetry = TelemetryTrace.from_dict(raw["telemetry"]) if raw.get("telemetry") else None
-    stored, _ = cellfiles.stored_tables(traces, samples, telemetry)
-    return {k: cellfiles.arrow_table(v) for k, v in stored.items() if v}
+    stored, _ = stored_tables(traces, samples, telemetry)
+    return {k: arrow_table(v) for k, v in stored.items() if v}
 
 
 @dataclass(frozen=True)
@@ -161,10 +169,8 @@ def open_run(path: str | Path) -> Run:
     p = Path(path)
     data = read_json(p, "results file", f"No results file at {str(path)!r}. {RESULTS_HINT}")
     check_version(data, "schema_version", SCHEMA_VERSION, "results file", RESULTS_HINT, str(p))
-    folder = CellFolder(p.parent, str(data["cells"])) if data.get("cells") else None
-    data = migrate(data)
-    if folder is not None and not data.get("finished"):
-        data = with_unlisted_cells(data, folder)
+    files = read_files(data, p.parent, listed=False, tables=False)  # the unlisted cell files' JSON alone
+    data, folder = manifest_rows(files), files.folder  # tables are read when a cell's are asked for
     cells = tuple(_cell(kind, row, folder) for kind in ("prefill", "decode") for row in data.get(kind, []))
     header = {k: v for k, v in data.items() if k not in ("prefill", "decode")}
     return Run(p, header, cells)

@@ -4,7 +4,7 @@ Each entry keeps its raw records (step and token traces, telemetry samples) and 
 inputs of its verdict; its figures and verdict are derived from those by
 ``inproc.record.derive``, both when the entry is measured and when a file is loaded, so
 a report of an old file applies today's definitions to its raw data. The JSON form and
-its version history are in ``inproc.record.io``.
+its version history are in ``inproc.record.migrate``.
 """
 from __future__ import annotations
 
@@ -147,6 +147,11 @@ class _Judged:
         """The throttle check's reason when it failed ("" when it passed or was not judged)."""
         return self.telemetry.throttled if self.telemetry else ""
 
+    @property
+    def disturbed(self) -> str:
+        """The disturbance rule's cause (``disturbed: ...``) when the machine was busy, else ""."""
+        return self.telemetry.disturbed if self.telemetry else ""
+
 
 @dataclass(frozen=True, eq=False)
 class PrefillEntry(_Judged):
@@ -158,6 +163,23 @@ class PrefillEntry(_Judged):
     figures: PrefillFigures | None = None
     telemetry: WindowTelemetry | None = None
     error: str | None = None
+
+
+@dataclass(frozen=True)
+class EarlierTry:
+    """A try of a decode cell that was disturbed and measured again (``--retry-disturbed``): its headline
+    figure and the cause; its raw records are not kept, the cell's figures come from a later try."""
+
+    number: int  # 1 for the first try
+    total_tok_s: float | None
+    disturbed: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"try": self.number, "total_tok_s": self.total_tok_s, "disturbed": self.disturbed}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "EarlierTry":
+        return cls(int(d["try"]), d.get("total_tok_s"), str(d.get("disturbed") or ""))
 
 
 @dataclass(frozen=True, eq=False)
@@ -176,6 +198,12 @@ class DecodeEntry(_Judged):
     error: str | None = None
     reproduce: str = ""  # the `inproc cell` command that measures this cell again
     summary: CellSummary | None = None  # compact form, read from a baseline or history entry (then trace is None)
+    tries: tuple[EarlierTry, ...] = ()  # the disturbed tries before this one (--retry-disturbed)
+
+    @property
+    def try_number(self) -> int:
+        """The try the cell's figures come from (1: measured once)."""
+        return len(self.tries) + 1
 
     @property
     def throttled(self) -> str:
@@ -183,6 +211,13 @@ class DecodeEntry(_Judged):
         if self.telemetry is None and self.summary is not None:
             return self.summary.throttled
         return self.telemetry.throttled if self.telemetry else ""
+
+    @property
+    def disturbed(self) -> str:
+        """The disturbance rule's cause when the machine was busy; a compact cell keeps it in its summary."""
+        if self.telemetry is None and self.summary is not None:
+            return self.summary.disturbed
+        return self.telemetry.disturbed if self.telemetry else ""
 
     @property
     def key(self) -> str:

@@ -39,9 +39,9 @@ def cell_summary(entry: DecodeEntry, capacity: Capacity, cutting: Cutting) -> Ce
     w = m.window(entry.trace) if entry.trace is not None else None
     f = entry.figures
     if w is None or f is None:
-        return CellSummary(None, None, None, None, None, entry.throttled)
+        return CellSummary(None, None, None, None, None, entry.throttled, entry.disturbed)
     return CellSummary(f.total_tok_s, f.tbt_ms, f.ttft_ms, cell_samples(entry, w, cutting),
-                       cell_anatomy(entry, w, capacity), entry.throttled)
+                       cell_anatomy(entry, w, capacity), entry.throttled, entry.disturbed)
 
 
 def cell_samples(entry: DecodeEntry, w: Window, cutting: Cutting) -> CellSamples:

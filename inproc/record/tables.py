@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
+import pyarrow as pa
 
 from inproc.measure.steps import COLUMN_LABELS
 from inproc.measure.trace import CellTrace, RequestTrace
@@ -179,8 +180,11 @@ def _stack(parts: list[Table]) -> Table:
 # -- telemetry -----------------------------------------------------------------------
 def telemetry_tables(tel: TelemetryTrace) -> tuple[dict[str, Table], dict[str, Any]]:
     """``gpu_samples`` (every GPU's samples, stacked) and ``host_samples``, and the trace's JSON values."""
-    meta = {f.name: getattr(tel, f.name) for f in dataclasses.fields(TelemetryTrace) if f.name not in ("gpus", "host")}
+    records = ("gpus", "host", "energy_reads", "marks")
+    meta = {f.name: getattr(tel, f.name) for f in dataclasses.fields(TelemetryTrace) if f.name not in records}
     meta["format"] = TRACE_FORMAT
+    meta["energy_reads"] = [dataclasses.asdict(r) for r in tel.energy_reads]
+    meta["marks"] = [dataclasses.asdict(m) for m in tel.marks]
     meta["gpus"] = [{**{f.name: getattr(g, f.name) for f in dataclasses.fields(g) if f.name != "series"},
                      **_series_meta(g.series)} for g in tel.gpus]
     meta["host"] = None if tel.host is None else _series_meta(tel.host)
@@ -214,3 +218,30 @@ def _stack_series(sources: list[tuple[int | None, SampleSeries]]) -> Table:
 
 def _dtype_of(sources: list[tuple[int | None, SampleSeries]], name: str) -> np.dtype:
     return next(s.values[name].dtype for _, s in sources if name in s.values)
+
+
+# -- a cell file's tables -------------------------------------------------------------
+def stored_tables(traces: Sequence[CellTrace], samples: bool, telemetry: TelemetryTrace | None
+                  ) -> tuple[dict[str, Table], dict[str, Any]]:
+    """An entry's tables as a cell file stores them (times in nanoseconds), and its JSON values."""
+    tables, scalars = trace_tables(traces, samples) if traces else ({}, [])  # measured nothing: no table
+    arrivals = arrivals_table(traces)
+    if arrivals is not None:
+        tables["arrivals"] = arrivals
+    if not samples and traces and traces[0].kernels is not None:
+        tables["kernels"] = traces[0].kernels.columns()  # the kernel pass's table (a decode cell's)
+    tel_meta = None
+    if telemetry is not None:
+        tel_tables, tel_meta = telemetry_tables(telemetry)
+        tables.update(tel_tables)
+    stored, ns = {}, {}
+    for name, table in tables.items():
+        stored[name], ns[name] = in_ns(table)
+    return stored, {"kind": "samples" if samples else "trace", "traces": scalars, "telemetry": tel_meta,
+                    "tables": list(stored), "ns": ns}
+
+
+def arrow_table(table: Table) -> pa.Table:
+    """A table as Arrow: a column without nulls declared so (its pages then carry no definition levels)."""
+    columns = {k: pa.array(v) if len(v) or not isinstance(v, list) else pa.array(v, pa.string()) for k, v in table.items()}
+    return pa.table(columns, schema=pa.schema([pa.field(k, c.type, nullable=c.null_count > 0) for k, c in columns.items()]))

@@ -18,7 +18,7 @@ def to_json(rec: RunRecord, cell_files: Mapping[str, str] | None = None) -> dict
     """The record as the results file's JSON object (current schema).
 
     ``cell_files``: the manifest form, each entry reduced to its headline, the rest in its cell file
-    (entry id -> file name, ``inproc.record.io``); None: the inline form, every row whole with its raw records
+    (entry id -> file name, ``inproc.record.write``); None: the inline form, every row whole with its raw records
     (what a baseline holds for each run).
     """
     return {
@@ -118,7 +118,8 @@ def _verdict_json(v: Verdict) -> dict[str, Any]:
 def _telemetry_json(t: WindowTelemetry | None) -> dict[str, Any] | None:
     if t is None:
         return None
-    return {"figures": t.figures.to_dict(), "throttle": {"passed": t.throttle_passed, "reason": t.throttle_reason}}
+    return {"figures": t.figures.to_dict(), "throttle": {"passed": t.throttle_passed, "reason": t.throttle_reason},
+            "disturbance": t.disturbance.to_dict() if t.disturbance is not None else None}
 
 
 def _prefill_json(e: PrefillEntry) -> dict[str, Any]:
@@ -127,7 +128,7 @@ def _prefill_json(e: PrefillEntry) -> dict[str, Any]:
         "context": e.context, **_verdict_json(e.verdict),
         "ttft_ms": f.get("ttft_ms"), "prompt_tok_s": f.get("prompt_tok_s"), "samples": f.get("samples", 0),
         "steps": f.get("steps"), "cached_tokens": f.get("cached_tokens"), "prefix_hits": f.get("prefix_hits"),
-        "error": e.error, "telemetry": _telemetry_json(e.telemetry),
+        "error": e.error, "disturbed": e.disturbed, "telemetry": _telemetry_json(e.telemetry),
     }
 
 
@@ -139,5 +140,6 @@ def _decode_json(e: DecodeEntry) -> dict[str, Any]:
         "capacity_check": dataclasses.asdict(e.capacity_check) if e.capacity_check else None,
         "error": e.error, "reproduce": e.reproduce,
         "window_open_reason": e.trace.window_open_reason if e.trace else None,
+        "disturbed": e.disturbed, "try": e.try_number, "tries": [t.to_dict() for t in e.tries],
         "telemetry": _telemetry_json(e.telemetry),
     }

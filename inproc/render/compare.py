@@ -28,8 +28,10 @@ SUMMARY_ITEMS = 5  # regressions named in the one-line verdict; the rows hold th
 # "alarm_rate" and "threshold_confidence"; "run_spread" holds only a stated --run-spread; 4 — 2026-12-02, each
 # diagnosis carries "step_change" ("tail", "typical", "unchanged" or null: inproc.history.tail) and "tail_share";
 # 5 — 2026-12-03, "kernels": per cell with a kernel pass on both sides, each category's change per step
-# (inproc.compare.kernels; inproc.render.compare_kernels.to_json)
-COMPARE_JSON_VERSION = 5
+# (inproc.compare.kernels; inproc.render.compare_kernels.to_json); 6 — 2026-12-04, exit code 3 (rows not judged,
+# listed under "undecided" with their cause); rows carry "needed_spread" (one run each side, inproc.compare.bound);
+# settings carry "max_spread"
+COMPARE_JSON_VERSION = 6
 
 
 def _cell(r: Row) -> str:
@@ -84,17 +86,50 @@ def _tests(c: Comparison) -> str:
     return "; ".join(parts)
 
 
+def undecided_cause(r: Row) -> str:
+    """Why no verdict could be reached on a row, in a few words: its reason up to the first detail."""
+    if r.verdict == INSUFFICIENT and not r.reason.startswith("one run each side"):
+        return "too few runs for a run-to-run spread"
+    cut = min((k for k in (r.reason.find(": "), r.reason.find("; "), r.reason.find(" (")) if k > 0),
+              default=len(r.reason))
+    return r.reason[:cut] or r.verdict
+
+
+def undecided_items(c: Comparison) -> list[str]:
+    """The undecided rows grouped by cause: "256 x 1 ttft, 1K x 1 ttft: too few samples" (a cell whose every metric
+    is undecided for one cause is named once)."""
+    groups: dict[str, dict[str, list[str]]] = {}
+    for r in c.undecided:
+        groups.setdefault(undecided_cause(r), {}).setdefault(_cell(r), []).append(r.metric)
+    items = []
+    for cause, cells in groups.items():
+        named = [cell if len(metrics) == len(c.settings.metrics) else ", ".join(f"{cell} {m}" for m in metrics)
+                 for cell, metrics in cells.items()]
+        more = len(named) - SUMMARY_ITEMS
+        items.append(", ".join(named[:SUMMARY_ITEMS]) + (f" and {more} more" if more > 0 else "") + f": {cause}")
+    return items
+
+
 def summary_line(c: Comparison) -> str:
-    """The verdict in one line: the regressions, or none, with the count of every verdict."""
+    """The verdict in one line: the regressions; or none found, naming the rows that could not be judged and why; or
+    none, every row judged."""
     counts = {v: sum(1 for r in c.rows if r.verdict == v) for v in VERDICTS}
     tally = ", ".join(f"{n} {v}" for v, n in counts.items() if n)
+    if not c.regressions and c.undecided:
+        n = len(c.undecided)
+        return (f"No regression found, but {n} row{'s' if n > 1 else ''} could not be judged "
+                f"({'; '.join(undecided_items(c))}) ({tally}).")
     if not c.regressions:
-        return f"No regression ({tally or 'no rows'})."
+        bound = any(r.estimate is not None and r.estimate.needed_spread is not None for r in c.rows)
+        within = (f"; one run each side: no change beyond what runs varying by --max-spread "
+                  f"{c.settings.tests.max_spread * 100:g} % allow" if bound else "")
+        return f"No regression ({tally or 'no rows'}{within})."
     items = [f"{r.key} {r.metric} {r.reason.removesuffix(INDICATIVE)}" if r.verdict == SLOWER else f"{r.key} {r.reason}"
              for r in c.regressions]
     n = len(items)
     shown = "; ".join(items[:SUMMARY_ITEMS]) + (f"; and {n - SUMMARY_ITEMS} more" if n > SUMMARY_ITEMS else "")
-    indicative = any(r.estimate is not None and r.estimate.indicative for r in c.regressions if r.verdict == SLOWER)
+    indicative = any(r.estimate is not None and r.estimate.indicative and r.estimate.needed_spread is None
+                     for r in c.regressions if r.verdict == SLOWER)
     return f"{n} regression{'s' if n > 1 else ''}{INDICATIVE if indicative else ''}: {shown} ({tally})."
 
 
@@ -156,7 +191,7 @@ def _md_table(rows: list[Row]) -> list[str]:
 
 def render_compare_markdown(c: Comparison) -> str:
     """The comparison as GitHub Markdown: the verdict first, then the changes, then every row folded."""
-    title = "regression" if c.regressions else "no regression"
+    title = "regression" if c.regressions else "not every row judged" if c.undecided else "no regression"
     lines = [f"## inproc compare: {title}", "", f"**{_md_escape(summary_line(c))}**", ""]
     lines += [f"- {_md_escape(h)}" for h in header_lines(c)] + [f"- {_md_escape(geomeans_line(c))}", ""]
     changes = [r for r in c.rows if r.verdict not in (NOT_SIGNIFICANT, NOT_COMPARABLE, INSUFFICIENT)]
@@ -181,7 +216,7 @@ def _row_json(r: Row) -> dict:
             "indicative": e.indicative if e else None, "run_spread": e.run_spread if e else None,
             "within": [e.within.low, e.within.high] if e and e.within else None,
             "spread_source": e.spread_source if e else None, "p_change": e.p_change if e else None,
-            "at_least": e.at_least if e else None}
+            "at_least": e.at_least if e else None, "needed_spread": e.needed_spread if e else None}
 
 
 def render_compare_json(c: Comparison) -> str:
@@ -192,10 +227,13 @@ def render_compare_json(c: Comparison) -> str:
                         "confidence": s.tests.confidence, "resamples": s.tests.resamples, "seed": s.tests.seed,
                         "sub_window": s.tests.cutting.describe(c.new.window_s), "between_runs_test": BETWEEN_RUNS,
                         "run_spread": {k: asdict(v) for k, v in s.tests.run_spread.items()},
-                        "alarm_rate": NIGHT_ALPHA, "threshold_confidence": s.tests.threshold_confidence},
+                        "alarm_rate": NIGHT_ALPHA, "threshold_confidence": s.tests.threshold_confidence,
+                        "max_spread": s.tests.max_spread},
            "allowed": [asdict(d) for d in c.allowed], "rows": [_row_json(r) for r in c.rows],
            "geomeans": [asdict(g) for g in c.geomeans], "kernels": compare_kernels.to_json(c),
            "regressions": [f"{r.key} {r.metric}" if r.verdict == SLOWER else r.key for r in c.regressions],
+           "undecided": [{"cell": r.key, "metric": r.metric, "verdict": r.verdict, "cause": undecided_cause(r)}
+                         for r in c.undecided],
            "summary": summary_line(c), "exit_code": c.exit_code}
     return json.dumps(doc, indent=1) + "\n"
 

@@ -43,7 +43,7 @@ def _table(head: list[str], body: list[list[str]], strong: Sequence[bool] = ()) 
 
 
 def _comparison(c: Comparison, explained) -> tuple[str, str]:
-    title = f"inproc compare: {'regression' if c.regressions else 'no regression'}"
+    title = f"inproc compare: {'regression' if c.regressions else 'not every row judged' if c.undecided else 'no regression'}"
     rows = [[text.MARKS[r.verdict].strip()] + text.row_cells(r) for r in c.rows]
     body = [f"<p><strong>{t(text.summary_line(c))}</strong></p>",
             "<ul>" + "".join(f"<li>{t(h)}</li>" for h in text.header_lines(c) + [text.geomeans_line(c)]) + "</ul>",

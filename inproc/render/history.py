@@ -9,6 +9,7 @@ data and unreadable nights follow.
 """
 from __future__ import annotations
 
+from inproc import types as st
 from inproc.compare.estimate import Estimate
 from inproc.compare.samples import METRICS
 from inproc.history.build import Change, History, Outlier
@@ -97,6 +98,18 @@ def notes(h: History) -> list[str]:
             out.append(f"{cell_text(c.cell)} {step_text(c.metric, c.estimate)} at {h.nights[-1].label}, not judged "
                        f"({kind})")
     out += [f"unreadable night {u.path}: {u.reason}" for u in h.unreadable]
+    out += left_out(h)
+    return out
+
+
+def left_out(h: History) -> list[str]:
+    """A line per night's cell left out of the series because the machine was disturbed or throttled."""
+    out = []
+    for n in h.nights:
+        for e in n.record.decode:
+            why = e.disturbed or e.throttled
+            if why and e.status == st.VALID:
+                out.append(f"{cell_text((e.context, e.concurrency))} at {n.label} left out: {why}")
     return out
 
 

@@ -18,6 +18,7 @@ from inproc.render.graphs_section_html import graphs_html
 from inproc.render.definitions import shown_definitions
 from inproc.render.header import Header, build_header
 from inproc.render.matrix import MEDIANS_NOTE, Grid, decode_grid, headline, legend_lines, throttle_warnings, ttft_note
+from inproc.render.matrix import disturbed_warnings
 from inproc.render.kv_matrix import KV_NOTE, kv_grid
 from inproc.render.measurements import PREFILL, Measurement, measurements, shown_columns
 from inproc.render import kernel_bars, slow_steps
@@ -107,6 +108,7 @@ def _heat_cell(m: Measurement, lo: float, hi: float) -> str:
     ink = "#fff" if share > 0.55 else "#111"
     flags = [st.QUEUED] if m.status == st.QUEUED else []
     flags += ["throttled"] if m.throttled else []
+    flags += ["disturbed"] if m.disturbed else []
     extra = "".join(f'<div class="s"><b>{t(f)}</b></div>' for f in flags)
     return (f'<td class="{"q" if flags else ""}" style="background:rgb({r},{g},{b});color:{ink}" title="{t(m.reason)}">'
             f'<div class="v">{t(fmt.tok_s(m.total_tok_s))}</div>{extra}<div class="s">{t(fmt.ms(m.ttft_ms))} TTFT</div></td>')
@@ -121,7 +123,7 @@ def _decode(rec: RunRecord, rows: list[Measurement], grid: Grid) -> str:
     body = [[t(format_tokens(L))] + [_heat_cell(grid.cell(L, C), lo, hi) for C in grid.concurrency]
             for L in grid.contexts]
     notes = legend_lines(rows, grid) + [ttft_note(rec.settings.prompt_mode)]
-    warns = "".join(f'<div class="warn">{t(w)}</div>' for w in throttle_warnings(rows))
+    warns = "".join(f'<div class="warn">{t(w)}</div>' for w in throttle_warnings(rows) + disturbed_warnings(rows))
     charts = [decode_chart(grid, "total_tok_s", "Total tok/s by concurrency", "total tok/s"),
               decode_chart(grid, "per_request_tok_s", "Per request tok/s by concurrency", "per request tok/s")]
     return ("<h2>Sustained decode</h2><p>total tok/s · rows are context length, columns are simultaneous requests</p>"

@@ -85,7 +85,7 @@ def _legend(cats: list[str]) -> str:
 def html_section(rec: RunRecord, table, facts, code) -> str:
     """The HTML report's "Kernels" section ("" without a kernel pass); ``table``, ``facts`` and ``code`` are the
     report's own helpers (``inproc.render.html``)."""
-    cs, without = k.cells(rec), "".join(f'<div class="warn">{t(x)}</div>' for x in k.missing(rec))
+    cs, without = k.cells(rec), "".join(f'<div class="warn">{t(x)}</div>' for x in k.missing(rec) + k.unfiled(rec))
     if not cs:
         return f"<h2>Kernels</h2>{without}" if without else ""
     cats = k.shown_categories(cs)

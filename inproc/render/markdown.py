@@ -18,6 +18,7 @@ from inproc.render.matrix import (
     decode_grid,
     legend_lines,
     throttle_warnings,
+    disturbed_warnings,
     ttft_note,
 )
 from inproc.render.kv_matrix import KV_NOTE, kv_grid
@@ -72,7 +73,7 @@ def _decode(rec: RunRecord, rows: list[Measurement]) -> str:
             for L in grid.contexts]
     legend = " ".join(legend_lines(rows, grid))  # one paragraph, as the published matrices print it
     notes = [legend, ttft_note(rec.settings.prompt_mode)] if legend else [ttft_note(rec.settings.prompt_mode)]
-    notes += [f"> **Warning:** {w}" for w in throttle_warnings(rows)]
+    notes += [f"> **Warning:** {w}" for w in throttle_warnings(rows) + disturbed_warnings(rows)]
     parts = ["## Sustained decode", "", "total tok/s · rows are context length, columns are simultaneous requests", "",
              table(head, body)]
     return "\n\n".join(["\n".join(parts), *notes])

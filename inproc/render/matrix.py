@@ -25,6 +25,11 @@ LEGEND = {
     st.PENDING: "Pending: planned but not measured yet.",
 }
 
+DISTURBED_LEGEND = ("Disturbed: other work shared the machine during the cell's window (other processes' CPU, "
+                    "steal, a slow CPU clock, another GPU process, or the window's own step time jumping); the "
+                    "figures are kept and flagged, left out of compare, baseline, history and bisect verdicts, and "
+                    "the cause is named under the table.")
+
 MEDIANS_NOTE = "Latencies are medians. Total tok/s is output across all simultaneous requests."
 TTFT_NOTES = {
     "shared": "TTFT is measured with the context warm in the prefix cache, so it mostly excludes prefill.",
@@ -80,6 +85,8 @@ def cell_parts(m: Measurement) -> list[str]:
     parts.append(f"{fmt.ms(m.ttft_ms)} TTFT")
     if m.throttled:
         parts.append("throttled")
+    if m.disturbed:
+        parts.append("disturbed")
     return parts
 
 
@@ -91,9 +98,10 @@ def label(m: Measurement) -> str:
 
 
 def legend_lines(rows: list[Measurement], grid: Grid) -> list[str]:
-    """The legend line of every non-Valid status that appears, in the statuses' order."""
+    """The legend line of every non-Valid status that appears, in the statuses' order, then the disturbed flag's."""
     seen = {m.status for m in rows} | {grid.cell(L, C).status for L in grid.contexts for C in grid.concurrency}
-    return [LEGEND[s] for s in st.STATUSES if s in seen and s in LEGEND]
+    flagged = [DISTURBED_LEGEND] if any(m.disturbed for m in rows) else []
+    return [LEGEND[s] for s in st.STATUSES if s in seen and s in LEGEND] + flagged
 
 
 def ttft_note(prompt_mode: str) -> str:
@@ -103,3 +111,17 @@ def ttft_note(prompt_mode: str) -> str:
 def throttle_warnings(rows: list[Measurement]) -> list[str]:
     """One warning per throttled entry: kept and shown, but its speed is the machine's fault."""
     return [f"Throttled: {label(m)}: {m.throttled.removeprefix('throttled: ')}" for m in rows if m.throttled]
+
+
+def disturbed_warnings(rows: list[Measurement]) -> list[str]:
+    """One warning per disturbed entry (kept and shown, but other work shared the machine during it), and one per
+    cell measured again, naming the try its figures come from."""
+    out = []
+    for m in rows:
+        tried = f" (try {len(m.tries) + 1} of {len(m.tries) + 1}, every one disturbed)" if m.tries else ""
+        if m.disturbed:
+            out.append(f"Disturbed: {label(m)}{tried}: {m.disturbed.removeprefix('disturbed: ')}")
+        elif m.tries:
+            out.append(f"Measured again: {label(m)}: figures from try {len(m.tries) + 1}; "
+                       + "; ".join(f"try {t.number} {t.disturbed}" for t in m.tries))
+    return out

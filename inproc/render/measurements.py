@@ -50,6 +50,8 @@ class Measurement:
     anatomy: AnatomyFigures | None = None
     slow: SlowFigures | None = None
     throttled: str = ""  # the throttle check's reason when it failed
+    disturbed: str = ""  # the disturbance rule's cause when the machine was busy (inproc.telemetry.disturbed)
+    tries: tuple = ()  # the disturbed tries before the one shown (record.schema.EarlierTry)
     reproduce: str = ""
     profiled: str = ""  # the profiler, the steps after the window it covered, and its files
 
@@ -60,7 +62,8 @@ def from_prefill(e: PrefillEntry) -> Measurement:
     if f is None:
         return base
     return replace(base, total_tok_s=f.prompt_tok_s, ttft_ms=f.ttft_ms, prefill_steps=f.steps,
-                   telemetry=e.telemetry.figures if e.telemetry else None, throttled=e.throttled)
+                   telemetry=e.telemetry.figures if e.telemetry else None, throttled=e.throttled,
+                   disturbed=e.disturbed)
 
 
 def from_decode(e: DecodeEntry) -> Measurement:
@@ -76,6 +79,7 @@ def from_decode(e: DecodeEntry) -> Measurement:
         max_waiting=f.max_waiting, harness_overhead=f.harness_overhead, preemptions=f.preemptions,
         spec_acceptance_rate=f.spec_acceptance_rate, spec_mean_acceptance_length=f.spec_mean_acceptance_length,
         telemetry=e.telemetry.figures if e.telemetry else None, anatomy=f.anatomy, throttled=e.throttled, slow=f.slow,
+        disturbed=e.disturbed, tries=e.tries,
     )
 
 
@@ -170,7 +174,20 @@ COLUMNS: tuple[Column, ...] = (
     Column("Host CPU", _tel("host_cpu_util_pct"), fmt.percent, "cpu", "Host CPU (%)"),
     Column("Process CPU", _tel("process_cpu_util_pct"), fmt.percent, "cpu", "Process CPU (% of one core)"),
     Column("Max RSS", _tel("max_rss_bytes"), fmt.mib, "cpu", "Max RSS (bytes)"),
+    # What telemetry cost: in the engine's process over the window, and the GPU sampler's own process
+    Column("Telemetry CPU", _tel("inproc_cpu_pct"), lambda v: fmt.percent(v, 2), "present",
+           "Telemetry CPU in the engine's process (% of one core over the window)"),
+    Column("Telemetry GPU marks CPU", _tel("inproc_gpu_cpu_s"), fmt.secs, "csv",
+           "Telemetry GPU marks CPU in the engine's process (s, window)"),
+    Column("Telemetry host sampling CPU", _tel("inproc_host_cpu_s"), fmt.secs, "csv",
+           "Telemetry host sampling CPU in the engine's process (s, window)"),
+    Column("Sampler CPU", lambda m: m.telemetry.sampler_cpu_pct if m.telemetry is not None and m.telemetry.gpus
+           else None, fmt.percent, "gpu", "GPU sampler process CPU (% of one core over the cell)"),
+    Column("Sampler CPU s", _tel("sampler_cpu_s"), fmt.secs, "csv", "GPU sampler process CPU (s, cell)"),
+    Column("Telemetry notes", lambda m: "; ".join(m.telemetry.notes) if m.telemetry is not None and m.telemetry.notes
+           else None, str, "present"),
     Column("Throttled", _attr("throttled"), str, "csv"),
+    Column("Disturbed", _attr("disturbed"), str, "csv"),
     Column("Reason", _attr("reason"), str),
     Column("Reproduce", _attr("reproduce"), str, "csv"),
     Column("Profiled", lambda m: m.profiled or None, str, "present"),

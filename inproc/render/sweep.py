@@ -19,6 +19,7 @@ from inproc.sweep.summary import CellSummary, SweepSummary, VariantCell, Variant
 from inproc.units import format_tokens
 
 BEST_MARK = "★"
+DISTURBED_MARK = "~"  # as in the run's matrix (inproc.render.text.DISTURBED)
 CELL_HEAD = ["Variant", "Status", "Total tok/s", "Time between tokens", "TTFT", "CUDA graphs", "Padding", "Reason"]
 VARIANT_HEAD = ["#", "Variant", "Status", "Engine build", "Warm-up", "Graph memory", "Results file"]
 CSV_HEAD = ["Context", "Requests at once", "Variant", "Status", "Best", "Total tok/s", "Time between tokens (ms)",
@@ -36,8 +37,10 @@ def cell_title(c: CellSummary) -> str:
 def cell_values(r: VariantCell) -> list[str]:
     """A variant's row in a cell table, texts in :data:`CELL_HEAD` order."""
     name = f"{r.name} {BEST_MARK}" if r.best else r.name
-    return [name, r.status, fmt.tok_s(r.total_tok_s), fmt.ms(r.tbt_ms, 1), fmt.ms(r.ttft_ms),
-            graph_text(r.graph_step_share), fmt.pct(r.padding_waste), r.reason]
+    status = f"{r.status} {DISTURBED_MARK} disturbed" if r.disturbed else r.status
+    reason = "; ".join(x for x in (r.reason, r.disturbed) if x)
+    return [name, status, fmt.tok_s(r.total_tok_s), fmt.ms(r.tbt_ms, 1), fmt.ms(r.ttft_ms),
+            graph_text(r.graph_step_share), fmt.pct(r.padding_waste), reason]
 
 
 def cell_verdict(c: CellSummary) -> str:
@@ -57,6 +60,7 @@ def _bytes(v: int | None) -> str:
 
 def variant_values(v: VariantSummary) -> list[str]:
     status = v.status if not v.record_error else f"{v.status} (results file unreadable)"
+    status += f" {DISTURBED_MARK} {v.disturbed_cells} cell(s) disturbed" if v.disturbed_cells else ""
     return [str(v.index), v.name, status, fmt.secs(v.build_s), fmt.secs(v.warmup_s), _bytes(v.graph_memory_bytes),
             v.file if v.engine else fmt.DASH]
 
@@ -116,5 +120,6 @@ def render_sweep_csv(s: SweepSummary) -> str:
             writer.writerow([c.context, c.concurrency, r.name, r.status, "yes" if r.best else "",
                              *["" if x is None else x for x in (r.total_tok_s, r.tbt_ms, r.ttft_ms)],
                              graph_text(r.graph_step_share) if r.graph_step_share else "",
-                             "" if r.padding_waste is None else r.padding_waste, r.reason, files[r.index]])
+                             "" if r.padding_waste is None else r.padding_waste,
+                             "; ".join(x for x in (r.reason, r.disturbed) if x), files[r.index]])
     return out.getvalue()

@@ -14,11 +14,12 @@ from inproc.measure.metrics import wall_per_window
 from inproc.record.schema import RunRecord
 from inproc.render import kernels
 from inproc.render.fmt import DASH, ms, num, tok_s
-from inproc.render.matrix import Grid, decode_grid, headline
+from inproc.render.matrix import Grid, decode_grid, disturbed_warnings, headline
 from inproc.render.measurements import PREFILL, Measurement, measurements
 from inproc.units import format_tokens
 
 WIDTH = 120  # columns: every line of the terminal matrix fits
+MAX_WARNINGS = 8  # disturbed cells named under the terminal matrix; the report names them all
 
 #: A cell's short mark, and what the legend says it means.
 MARKS = {
@@ -30,6 +31,7 @@ MARKS = {
     st.PENDING: ("…", "Pending (not measured yet)"),
 }
 THROTTLED = ("!", "throttled (figures kept, the machine slowed down)")
+DISTURBED = ("~", "disturbed (figures kept, other work on the machine; left out of verdicts)")
 OFF_PLAN = (DASH, "not a cell of this run (its cell list, or another shard)")
 
 
@@ -52,6 +54,9 @@ def render_matrix(rec: RunRecord) -> str:
         lines += ["", "TTFT, ms (median)"]
         lines += grid_lines(grid, lambda m: num(m.ttft_ms))
         lines += legend(grid)
+        warned = disturbed_warnings(rows)
+        lines += [w for x in warned[:MAX_WARNINGS] for w in _wrap(x)]
+        lines += [f"  … {len(warned) - MAX_WARNINGS} more in the report"] if len(warned) > MAX_WARNINGS else []
     lines += [w for x in kernels.text_lines(rec) for w in (_wrap(x) if x.strip() else [""])]
     windows = [e.figures.window_s for e in rec.decode if e.figures is not None]
     ratio = wall_per_window(rec.measure_s, windows)
@@ -64,10 +69,11 @@ def render_matrix(rec: RunRecord) -> str:
 
 
 def mark(m: Measurement) -> str:
-    """The cell's short mark: ``q``, ``!`` or both after a figure; the status's mark where no figure is shown."""
+    """The cell's short mark: ``q``, ``!``, ``~`` or several after a figure; the status's mark where no figure is shown."""
     if not headline(m):
         return MARKS[m.status][0] if m.status in MARKS else OFF_PLAN[0] if m.status == DASH else m.status
-    return (MARKS[st.QUEUED][0] if m.status == st.QUEUED else "") + (THROTTLED[0] if m.throttled else "")
+    return ((MARKS[st.QUEUED][0] if m.status == st.QUEUED else "") + (THROTTLED[0] if m.throttled else "")
+            + (DISTURBED[0] if m.disturbed else ""))
 
 
 def grid_lines(grid: Grid, figure: Callable[[Measurement], str]) -> list[str]:
@@ -90,6 +96,7 @@ def legend(grid: Grid) -> list[str]:
     statuses = {m.status for m in shown}
     used = [MARKS[s] for s in st.STATUSES if s in statuses and s in MARKS]
     used += [THROTTLED] if any(m.throttled and headline(m) for m in shown) else []
+    used += [DISTURBED] if any(m.disturbed and headline(m) for m in shown) else []
     used += [OFF_PLAN] if DASH in statuses else []
     lines = ["marks:"]
     for item in (f"{m} {meaning}" for m, meaning in used):  # an item is never split over two lines

@@ -27,7 +27,6 @@ Garbage collection while the window is open, and why: ``inproc.run.window``.
 """
 from __future__ import annotations
 
-import gc
 import time
 from dataclasses import dataclass
 from typing import Callable, Iterator
@@ -44,7 +43,7 @@ from inproc.run.kernelpass import KernelPassRun
 from inproc.run.profiling import AfterWindow, DebugSettings, StepRanges
 from inproc.run.slowwatch import SlowWatch
 from inproc.run.watchdog import watched_step
-from inproc.run.window import heap_frozen, window_opens  # noqa: F401 - heap_frozen: the benchmarks import it here
+from inproc.run.window import WindowEdges, heap_frozen, window_opens  # noqa: F401 - the benchmarks import heap_frozen
 from inproc.types import EngineCounters, RequestSpec, StepResult
 
 Clock = Callable[[], float]
@@ -80,7 +79,8 @@ class DecodeCell:
 
     def __init__(self, engine: Engine, prompts: CellPrompts, s: DecodeSettings, ids: Iterator[int],
                  clock: Clock = time.perf_counter, debug: DebugSettings | None = None,
-                 should_stop: Callable[[], bool] | None = None, ticker: Callable[[str], None] | None = None) -> None:
+                 should_stop: Callable[[], bool] | None = None, ticker: Callable[[str], None] | None = None,
+                 on_edge: Callable[[str, float], None] | None = None) -> None:
         self.engine, self.prompts, self.s, self.ids, self.clock = engine, prompts, s, ids, clock
         self.watchdog, self._engine_step = watched_step(engine)  # armed outside the step's clock reads
         self.debug = debug or DebugSettings()
@@ -100,8 +100,7 @@ class DecodeCell:
         self.counters_start: EngineCounters | None = None
         self.counters_end: EngineCounters | None = None
         self.anatomy_pass: StepSpan | None = None  # rows of the anatomy's own pass, once it ran
-        self._freeze_window = not heap_frozen()  # asked now: it costs time (see heap_frozen)
-        self._thaw_at_close = False  # the window froze the heap
+        self.edges = WindowEdges(on_edge)  # at the window's edges: the heap frozen, ``on_edge`` told
         # The steps, and what is looked into besides the figures.
         self.rec = StepRecorder()
         self.gc_watch = GcWatch()
@@ -121,7 +120,7 @@ class DecodeCell:
             self._loop()
         finally:
             self.gc_watch.stop()
-            self._thaw()
+            self.edges.closed()
             if self.after is not None:
                 self.after.abandon()
             if self.s.anatomy_steps:
@@ -158,7 +157,7 @@ class DecodeCell:
                     return
             elif not self._advance_watched(i, now_s, finished):
                 closed = True
-                self._thaw()
+                self.edges.closed(self.t0 + now_s)
                 pass_left = self._next_pass(i)
                 if not pass_left and (after is None or after.closed_at(i)):
                     return
@@ -246,7 +245,7 @@ class DecodeCell:
             if self.reason:
                 self.open_s = now_s
                 self.counters_start = self.counters_end = self.engine.counters()
-                self._freeze()
+                self.edges.opened(self.t0 + now_s)
             return True
         if s.window_steps is None and now_s > self.open_s + s.window_s:
             return False  # this step ends past the window: it and its counts stay outside
@@ -287,13 +286,3 @@ class DecodeCell:
             if not more:
                 self.slow.closed()
         return more
-
-    def _freeze(self) -> None:
-        if self._freeze_window:
-            gc.freeze()  # constant time: the generations' lists are moved, not walked
-            self._thaw_at_close = True
-
-    def _thaw(self) -> None:
-        if self._thaw_at_close:
-            self._thaw_at_close = False
-            gc.unfreeze()

@@ -35,6 +35,9 @@ class Driver:
         self.should_stop = should_stop  # checked at every step boundary (Ctrl-C)
         self.ticker = ticker  # live status for a terminal
         self.ids = itertools.count(1)  # request ids, unique over the engine's life
+        # Called with ("open" | "close", clock time) at a decode window's edges (the runner's telemetry
+        # marks them: the GPUs' energy counters are read there); None: nobody listens.
+        self.on_window_edge: Callable[[str, float], None] | None = None
 
     def drain(self, max_steps: int = 1_000_000) -> None:
         """Step until the engine holds no request (aborted ones leave at the next step)."""
@@ -99,5 +102,6 @@ class Driver:
         self.drain()
         if not primed:
             self.prime(prompts, s.temperature)
-        cell = DecodeCell(self.engine, prompts, s, self.ids, self.clock, debug, self.should_stop, self.ticker)
+        cell = DecodeCell(self.engine, prompts, s, self.ids, self.clock, debug, self.should_stop, self.ticker,
+                          self.on_window_edge)
         return cell.run()

@@ -47,13 +47,15 @@ class KernelPassRun:
         """The pass's last step was row ``last_row``: stop and keep the table (or the profiler's failure)."""
         profiler, self.profiler = self.profiler, None
         try:
-            table, files = profiler.stop()
+            filed, files = profiler.stop()
         except (RuntimeError, OSError, ValueError) as e:
             self.result = KernelPass(self.first, last_row, profiler.device, f"the profiler failed: {_one_line(e)}")
             return
+        table = filed.table
         self.table = KernelTable(table.step + self.first, table.name, table.category, table.calls, table.device_ns,
                                  table.device)
-        self.result = KernelPass(self.first, last_row, profiler.device, "", files)
+        self.result = KernelPass(self.first, last_row, profiler.device, "", files, filed.filed, filed.unfiled,
+                                 filed.unfiled_ns)
 
     def abandon(self, last_row: int) -> None:
         """If the cell ended inside the pass (Ctrl-C, an error): stop the profiler, keep no table."""

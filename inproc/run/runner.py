@@ -4,7 +4,7 @@ The runner loops over the plan, saves, and reports progress; each entry is measu
 ``inproc.run.cell``. A cell that raises is recorded as Error and the matrix goes on; if
 the engine cannot be brought back to idle it is rebuilt, and the run's notes say so.
 Each entry is written once, to its own cell file, as it is measured; the small manifest
-only when its header changes and at the end (``inproc.record.io.ResultsWriter``). The loader
+only when its header changes and at the end (``inproc.record.write.ResultsWriter``). The loader
 reads cell files the manifest does not list yet, so an interrupted run loses at most the
 entry in progress.
 """
@@ -24,7 +24,7 @@ from inproc.plan.matrix import MatrixPlan
 from inproc.plan.prompts import PromptFactory
 from inproc.record import derive
 from inproc.record.io import ResultsWriter
-from inproc.record.schema import DecodeEntry, PrefillEntry, RunRecord
+from inproc.record.schema import DecodeEntry, EarlierTry, PrefillEntry, RunRecord
 from inproc.run.cell import EntryFailed, measure_decode, measure_prefill, reproduce_command
 from inproc.run.driver import Driver
 from inproc.run.profiling import DebugSettings
@@ -45,6 +45,7 @@ class RunContext:
     should_stop: Callable[[], bool] = lambda: False  # Ctrl-C requested
     debug: DebugSettings = DebugSettings()  # profiler, NVTX, breakpoint: no figure depends on them
     step_timeout: StepTimeout = StepTimeout()  # the step watchdog (inproc.run.watchdog)
+    retry_disturbed: int = 0  # a disturbed decode cell is measured again up to this many times
 
 
 class Runner:
@@ -59,8 +60,8 @@ class Runner:
         self._failed: PrefillEntry | DecodeEntry | None = None  # its Error entry while the engine is rebuilt
         self.watchdog = (StepWatchdog(ctx.step_timeout, self._on_hang, stacks_path_for(ctx.out_path))
                          if ctx.step_timeout.enabled else None)
-        self.driver = self._driver(engine)
         self.sampling = EntrySampling(telemetry)
+        self.driver = self._driver(engine)
         self._primed: int | None = None  # the context whose shared prefix is in the prefix cache
         info = engine.info
         self.prompts = PromptFactory(info.vocab_size, plan.seed, info.special_token_ids)
@@ -68,7 +69,9 @@ class Runner:
     def _driver(self, engine: Engine) -> Driver:
         ticker = self.ctx.progress.tick if self.ctx.progress.sink.live else None
         stepped = WatchedEngine(engine, self.watchdog) if self.watchdog else engine  # every step under the watchdog
-        return Driver(stepped, should_stop=self.ctx.should_stop, ticker=ticker)
+        driver = Driver(stepped, should_stop=self.ctx.should_stop, ticker=ticker)
+        driver.on_window_edge = self.sampling.mark if self.sampling.telemetry is not None else None
+        return driver
 
     def save(self) -> None:
         """Write the results file (atomically); nothing once the watchdog has saved its own last word."""
@@ -187,6 +190,18 @@ class Runner:
         return entry
 
     def _decode(self, cell) -> DecodeEntry:
+        """The cell measured, and again while it is disturbed, up to ``retry_disturbed`` more times; the last
+        try's figures, the earlier tries kept as :class:`EarlierTry`."""
+        entry, tries = self._decode_once(cell), []
+        while entry.disturbed and entry.error is None and len(tries) < self.ctx.retry_disturbed:
+            tries.append(EarlierTry(len(tries) + 1, entry.figures.total_tok_s if entry.figures else None, entry.disturbed))
+            self.ctx.progress.total += 1
+            self.ctx.progress.note(f"  {entry.disturbed}; measuring again (try {len(tries) + 1} of "
+                                   f"{self.ctx.retry_disturbed + 1})")
+            entry = self._decode_once(cell)
+        return dataclasses.replace(entry, tries=tuple(tries)) if tries else entry
+
+    def _decode_once(self, cell) -> DecodeEntry:
         rec, progress = self.record, self.ctx.progress
         reproduce = reproduce_command(rec.profile.path or rec.profile.name, rec.profile.overrides, rec.plan, cell)
         self._measuring("decode", cell, reproduce)

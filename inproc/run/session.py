@@ -33,6 +33,7 @@ from inproc.run.profiling import DebugSettings
 from inproc.run.progress import Progress, QuietSink, Sink
 from inproc.run.runner import RunContext, Runner
 from inproc.run.watchdog import StepTimeout
+from inproc.telemetry.busy import BusyCheck
 from inproc.telemetry.metadata import collect_metadata
 from inproc.types import LaunchSpec
 from inproc.telemetry.sampler import DEFAULT_HZ, open_telemetry
@@ -142,9 +143,13 @@ def _build(profile: Profile, launch: LaunchSpec, sink: Sink):
     if placement.nodes is not None and placement.nodes > 1:
         sink(f"placement: {placement.describe()}; building the head (node 0), which waits for node ranks "
              f"1..{placement.nodes - 1}: run `inproc worker {profile.path or profile.name} --node-rank R` on each")
+    busy = BusyCheck()  # judged over the build: one warning before the matrix
     t_build = time.perf_counter()
     engine = engines.build_engine(launch)
-    return engine, time.perf_counter() - t_build
+    build_s = time.perf_counter() - t_build
+    if (why := busy.warning()) is not None:
+        sink(f"warning: {why}")
+    return engine, build_s
 
 
 def _shard_ref(full: MatrixPlan, plan: MatrixPlan, shard: Shard | None) -> ShardRef | None:
@@ -172,12 +177,13 @@ def run_matrix(profile: Profile, settings: MatrixSettings, *, out: str | None, s
                resume: str | None = None, force: bool = False, command: str = "", progress: Sink | None = None,
                telemetry_hz: float | None = DEFAULT_HZ, loops: LoopSettings = LoopSettings(),
                debug: DebugSettings = DebugSettings(), shard: Shard | None = None,
-               step_timeout: StepTimeout = StepTimeout()) -> RunRecord:
+               step_timeout: StepTimeout = StepTimeout(), retry_disturbed: int = 0) -> RunRecord:
     """Build the engine, plan the matrix (or its shard), warm up, measure it, and keep the results file current.
 
     ``debug``: profiler, NVTX ranges and breakpoint (``inproc.run.profiling``); no figure depends on it.
     ``shard``: measure only that part of the plan (``inproc.plan.shard``); ``inproc merge`` joins the parts.
     ``step_timeout``: the step watchdog (``inproc.run.watchdog``): a hung step saves the file and exits 3.
+    ``retry_disturbed``: a disturbed decode cell is measured again up to this many times (``inproc.run.runner``).
     """
     sink = progress if progress is not None else QuietSink()
     old, out, seed, shard = _checked_start(profile, settings, out, seed, resume, force, shard)
@@ -189,8 +195,7 @@ def run_matrix(profile: Profile, settings: MatrixSettings, *, out: str | None, s
         full = make_plan(settings, engine.info.capacity, seed)
         plan = shard_plan(full, shard) if shard else full
         info = engine.info
-        untested = version_note(engines.get(info.name), info.version)
-        if untested:
+        if untested := version_note(engines.get(info.name), info.version):
             sink(f"warning: {untested}")
         with graceful_sigint() as stop:
             prompts = PromptFactory(info.vocab_size, seed, info.special_token_ids)
@@ -202,7 +207,7 @@ def run_matrix(profile: Profile, settings: MatrixSettings, *, out: str | None, s
             record = dataclasses.replace(record, shard=_shard_ref(full, plan, shard),
                                          notes=record.notes + ((untested,) if untested else ()))
             ctx = RunContext(launch, out, Progress(_entries_to_measure(plan, old), sink), should_stop=stop, debug=debug,
-                             step_timeout=step_timeout)
+                             step_timeout=step_timeout, retry_disturbed=retry_disturbed)
             runner = Runner(ctx, engine, plan, record, telemetry)
             try:
                 return runner.run()

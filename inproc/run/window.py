@@ -1,4 +1,4 @@
-"""When a decode cell's window opens, and whether the heap is frozen before it does (``inproc.run.decode``).
+"""When a decode cell's window opens, and what happens at its two edges (``inproc.run.decode``).
 
 Garbage collection: when the window opens, the heap is frozen (``gc.freeze``), so no
 collection inside the window walks what was alive before it (the engine, earlier cells'
@@ -8,10 +8,14 @@ and freezing again at every window would keep garbage that dies later (cycles am
 cell's requests) from ever being collected. What the loop keeps grows per step only in
 the step arrays and the token ``array``s, which no collection walks, and per finished
 request by its ``RequestTrace`` (moved to ``done``); a step's result is dropped once filed.
+
+Telemetry: whoever listens (the runner's sampler) is told the window's edges, and reads the GPUs'
+energy counters there (``inproc.telemetry.sampler.Telemetry.mark``: a pipe write in this process).
 """
 from __future__ import annotations
 
 import gc
+from typing import Callable
 
 
 def window_opens(started: int, c: int, finished: int, now_s: float, limit_s: float) -> str:
@@ -33,3 +37,29 @@ def heap_frozen() -> bool:
     heap on a busy CPU): ask before a window opens, never inside one.
     """
     return gc.get_freeze_count() > 0
+
+
+class WindowEdges:
+    """A decode window's two edges: the heap frozen and unfrozen, ``on_edge(label, t_s)`` told."""
+
+    def __init__(self, on_edge: Callable[[str, float], None] | None = None) -> None:
+        self.freeze = not heap_frozen()  # asked now: it costs time (see heap_frozen)
+        self.frozen = False  # the window froze the heap
+        self.on_edge = on_edge
+
+    def opened(self, t_s: float) -> None:
+        """The window opened at ``t_s`` (absolute clock)."""
+        if self.on_edge is not None:
+            self.on_edge("open", t_s)
+        if self.freeze:
+            gc.freeze()  # constant time: the generations' lists are moved, not walked
+            self.frozen = True
+
+    def closed(self, t_s: float | None = None) -> None:
+        """The window closed, known at ``t_s`` (the end of the step that closed it); None: the cell is
+        ending another way (an error, Ctrl-C), and only the heap is unfrozen."""
+        if self.frozen:
+            self.frozen = False
+            gc.unfreeze()
+        if t_s is not None and self.on_edge is not None:
+            self.on_edge("close", t_s)

@@ -33,10 +33,17 @@ def pieces_check(adapter) -> Check:
 
 
 def tiny_launch(adapter, profile: Profile | None):
-    """The tiny model's launch: the engine's shipped tiny profile, or ``profile``'s settings on its model."""
+    """The tiny model's launch: the engine's shipped tiny profile, or ``profile``'s settings (parallelism, graphs,
+    speculative decoding) on its model and small pool: the module's ``MODEL_ARGS`` (the model's own settings) and
+    ``TINY_ARGS`` (the tiny profile's pool and limits) come from the tiny profile, everything else from ``profile``."""
     module = adapter.selftest_module()
     tiny = load_profile(profiles_dir() / module.TINY_PROFILE).launch
-    return tiny if profile is None else module.tiny_launch(profile.launch, tiny)
+    if profile is None:
+        return tiny
+    launch = profile.launch
+    args = {k: v for k, v in launch.engine_args.items() if k not in module.MODEL_ARGS and k not in module.TINY_ARGS}
+    args.update({k: tiny.engine_args[k] for k in module.TINY_ARGS if k in tiny.engine_args})
+    return dataclasses.replace(launch, model=tiny.model, engine_args=args, env={**tiny.env, **launch.env})
 
 
 def _mode_checks(adapter, mode, workdir: str, echo: Echo) -> tuple[list[Check], str]:

@@ -36,6 +36,7 @@ class VariantCell:
     graph_step_share: Mapping[str, float] = field(default_factory=dict)
     padding_waste: float | None = None
     best: bool = False
+    disturbed: str = ""  # the disturbance rule's cause: other work on the machine during the window
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,7 @@ class VariantSummary:
     warmup_s: float | None = None
     graph_memory_bytes: int | None = None
     record_error: str = ""  # why its results file could not be read
+    disturbed_cells: int = 0  # its decode cells measured while other work used the machine
 
 
 @dataclass(frozen=True)
@@ -90,8 +92,9 @@ class SweepSummary:
 
 
 def comparable(r: VariantCell) -> bool:
-    """Only a Valid cell held C requests in flight, the cell that was asked for: best and spread read these."""
-    return r.status == st.VALID and r.total_tok_s is not None
+    """Only a Valid cell held C requests in flight, the cell that was asked for, and only an undisturbed one measured
+    the engine rather than other work on the machine: best and spread read these."""
+    return r.status == st.VALID and r.total_tok_s is not None and not r.disturbed
 
 
 def _load(directory: Path, run: VariantRun) -> tuple[RunRecord | None, str]:
@@ -110,7 +113,8 @@ def _variant(run: VariantRun, rec: RunRecord | None, why: str) -> VariantSummary
         return base
     memory = rec.engine.settings.graph_capture_memory_bytes
     return VariantSummary(base.index, base.name, base.status, base.error, base.file, f"{rec.engine.name} {rec.engine.version}",
-                          rec.engine.build_s, rec.engine.warmup_s, int(memory) if memory is not None else None)
+                          rec.engine.build_s, rec.engine.warmup_s, int(memory) if memory is not None else None,
+                          disturbed_cells=sum(bool(e.disturbed) for e in rec.decode))
 
 
 def _cell_row(run: VariantRun, rec: RunRecord | None, key: tuple[int, int]) -> VariantCell:
@@ -124,7 +128,8 @@ def _cell_row(run: VariantRun, rec: RunRecord | None, key: tuple[int, int]) -> V
         return VariantCell(v.index, v.name, v.label, entry.status, entry.reason)
     anatomy = f.anatomy
     return VariantCell(v.index, v.name, v.label, entry.status, entry.reason, f.total_tok_s, f.tbt_ms, f.ttft_ms,
-                       dict(anatomy.graph_step_share) if anatomy else {}, anatomy.padding_waste if anatomy else None)
+                       dict(anatomy.graph_step_share) if anatomy else {}, anatomy.padding_waste if anatomy else None,
+                       disturbed=entry.disturbed)
 
 
 def _mark_best(rows: list[VariantCell]) -> tuple[VariantCell, ...]:

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
 from functools import partial
-from typing import Any, Callable, Mapping, TypeVar
+from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 import inproc.telemetry.metrics as m
 from inproc.telemetry.nvml_ids import VIOLATION_POLICIES
-from inproc.telemetry.trace import GpuTrace, TelemetryTrace
+from inproc.telemetry.trace import EnergyRead, GpuTrace, TelemetryTrace
 
 
 @dataclass(frozen=True)
@@ -24,7 +24,7 @@ class GpuFigures:
     power_source: str  # "instant" | "average" | "none"
     default_sm_clock_mhz: float | None
     num_samples: int  # samples with timestamps inside the window
-    energy_j: float | None
+    energy_j: float | None  # from the counter read at the window's edges (energy_source "edges") or the series
     mean_power_w: float | None
     max_power_w: float | None
     mean_sm_clock_mhz: float | None
@@ -35,6 +35,7 @@ class GpuFigures:
     throttle_fraction: Mapping[str, float] = field(default_factory=dict)  # cause -> share of samples
     violation_s: Mapping[str, float] = field(default_factory=dict)  # NVML policy -> seconds held back
     reasons: Mapping[str, str] = field(default_factory=dict)  # figure name -> why it is None / empty
+    energy_source: str = ""  # "edges" (metrics.edge_energy_j), "series" (metrics.gpu_energy_j), "" absent
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -64,8 +65,14 @@ class TelemetryFigures:
     host_cpu_util_pct: float | None  # % of all CPUs
     max_rss_bytes: float | None
     mean_cpu_freq_mhz: float | None
-    sampler_cpu_pct: float | None  # the sampler thread's CPU use, % of one core, whole cell
+    sampler_cpu_pct: float | None  # the sampler's CPU, % of one core over the cell (its own process since format 2)
     reasons: Mapping[str, str] = field(default_factory=dict)
+    # What telemetry cost the engine's process over the window (metrics.inproc_telemetry_cpu_s):
+    inproc_gpu_cpu_s: float | None = None  # the GPU telemetry's edge marks
+    inproc_host_cpu_s: float | None = None  # the host sampling thread
+    inproc_cpu_pct: float | None = None  # both, % of one core over the window
+    sampler_cpu_s: float | None = None  # the GPU sampler process's CPU seconds over the cell
+    notes: tuple[str, ...] = ()  # the sampler's own note (did not start / exited / lagged); a cost past the limit
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -75,6 +82,7 @@ class TelemetryFigures:
         known = {f.name for f in fields(cls)}
         values = {k: v for k, v in data.items() if k in known}
         values["gpus"] = tuple(GpuFigures.from_dict(g) for g in data["gpus"])
+        values["notes"] = tuple(values.get("notes", ()))
         return cls(**values)
 
 
@@ -99,10 +107,15 @@ class _Collector:
 
 
 def gpu_figures(
-    gpu: GpuTrace, t_open_s: float, t_close_s: float, default_sm_clock_mhz: float | None = None
+    gpu: GpuTrace, t_open_s: float, t_close_s: float, default_sm_clock_mhz: float | None = None,
+    reads: Sequence[EnergyRead] = (),
 ) -> GpuFigures:
-    """Figures of one GPU over ``[t_open_s, t_close_s]``."""
+    """Figures of one GPU over ``[t_open_s, t_close_s]``; energy from the edge ``reads`` when the trace has them."""
     s, c = gpu.series, _Collector()
+    if reads:
+        energy_j, source = c.get("energy_j", lambda: m.edge_energy_j(reads, gpu.index, t_open_s, t_close_s)), "edges"
+    else:  # format 1: the counter sampled at 10 Hz, interpolated at the edges
+        energy_j, source = c.get("energy_j", lambda: m.gpu_energy_j(s, t_open_s, t_close_s)), "series"
 
     def level(column: str, stat: Callable) -> Callable[[], float]:
         return lambda: stat(s, column, t_open_s, t_close_s)
@@ -122,7 +135,7 @@ def gpu_figures(
         if default_sm_clock_mhz is None
         else default_sm_clock_mhz,
         num_samples=int(inside.sum()),
-        energy_j=c.get("energy_j", lambda: m.gpu_energy_j(s, t_open_s, t_close_s)),
+        energy_j=energy_j,
         mean_power_w=c.get("mean_power_w", level("power_w", m.window_mean)),
         max_power_w=c.get("max_power_w", level("power_w", m.window_max)),
         mean_sm_clock_mhz=c.get("mean_sm_clock_mhz", level("sm_clock_mhz", m.window_mean)),
@@ -133,6 +146,7 @@ def gpu_figures(
         throttle_fraction=throttle or {},
         violation_s=violation,
         reasons=c.reasons,
+        energy_source=source if energy_j is not None else "",
     )
 
 
@@ -149,7 +163,7 @@ def cell_figures(
     ``default_sm_clock_mhz`` overrides the default SM clock NVML reported per GPU.
     """
     c = _Collector()
-    gpus = tuple(gpu_figures(g, t_open_s, t_close_s, default_sm_clock_mhz) for g in trace.gpus)
+    gpus = tuple(gpu_figures(g, t_open_s, t_close_s, default_sm_clock_mhz, trace.energy_reads) for g in trace.gpus)
     no_gpu = f"GPU telemetry absent: {trace.gpu_absent_reason or 'no GPU sampled'}"
 
     def over_gpus(name: str, combine: Callable, out: str | None = None) -> float | None:
@@ -181,8 +195,30 @@ def cell_figures(
         throttle_fraction=throttle,
         sampler_cpu_pct=(100.0 * trace.sampler_cpu_s / trace.duration_s) if trace.duration_s > 0 else None,
         reasons=c.reasons,
+        sampler_cpu_s=trace.sampler_cpu_s if trace.gpus or trace.sampler_cpu_s else None,
         **host_values,
+        **_cost_figures(c, trace, t_open_s, t_close_s),
     )
+
+
+# A cell whose telemetry took more than this share of one core in the engine's process over its
+# window says so in its notes (the engine's own Python scheduler competes for that core).
+INPROC_COST_LIMIT = 0.005
+
+
+def _cost_figures(c: _Collector, trace: TelemetryTrace, t_open_s: float, t_close_s: float) -> dict[str, Any]:
+    notes = [trace.sampler_note] if trace.sampler_note else []
+    costs = c.get("inproc_cpu_pct", lambda: m.inproc_telemetry_cpu_s(trace.marks, t_open_s, t_close_s))
+    if costs is None or t_close_s <= t_open_s:
+        return {"notes": tuple(notes)}
+    gpu_s, host_s = costs
+    share = (gpu_s + host_s) / (t_close_s - t_open_s)
+    if share > INPROC_COST_LIMIT:
+        notes.append(f"telemetry took {share:.2%} of a core in the engine's process over the window "
+                     f"(GPU marks {gpu_s * 1e3:.2f} ms, host sampling {host_s * 1e3:.2f} ms; "
+                     f"limit {INPROC_COST_LIMIT:.1%})")
+    return {"inproc_gpu_cpu_s": gpu_s, "inproc_host_cpu_s": host_s, "inproc_cpu_pct": 100.0 * share,
+            "notes": tuple(notes)}
 
 
 def _worst_throttle(c: _Collector, gpus: tuple[GpuFigures, ...], no_gpu: str) -> dict[str, float]:

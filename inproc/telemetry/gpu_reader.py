@@ -8,11 +8,13 @@ MHz, temperature C, utilisation %, memory bytes, violation time ns.
 from __future__ import annotations
 
 import os
+import time
 from typing import Any, Callable, Sequence
 
 from inproc.telemetry.nvml_ids import (
     CLOCK_MEM,
     CLOCK_SM,
+    FI_DEV_PERF_POLICY_FIRST,
     FI_DEV_POWER_INSTANT,
     TEMPERATURE_GPU,
     VALUE_UNION_MEMBER,
@@ -22,10 +24,14 @@ from inproc.telemetry.series import Probe, ProbeSource, SeriesBuffer, is_permane
 from inproc.telemetry.trace import GPU_COLUMNS, GpuTrace
 
 # Violation times are cumulative counters that only feed window totals, so reading them
-# on every 5th sample (2 Hz at 10 Hz) loses little; it saves 6 of ~14 NVML calls per
-# sample, and each NVML call takes the driver's lock that the engine's own CUDA calls
-# may be waiting for.
+# on every 5th sample (2 Hz at 10 Hz) loses little. On the H200 the six
+# nvmlDeviceGetViolationStatus calls took 0.65-0.83 ms each; the six counters as
+# nvmlDeviceGetFieldValues fields 74-79 take one call (0.82 ms for 74-81).
 VIOLATION_EVERY = 5
+# The cumulative energy counter costs about 3 ms a read however it is read (the call, field
+# 83 or 191) and changes only every 100 ms. A window's energy comes from reads at its edges
+# (``read_energy``); the series reads it once a second only, for the plots.
+ENERGY_EVERY = 10
 
 
 class FieldValueError(Exception):
@@ -124,7 +130,7 @@ class FirstSupported:
 
 
 class GpuReader(ProbeSource):
-    """Samples one GPU into a preallocated buffer; one probe per NVML call."""
+    """Samples one GPU into a preallocated buffer; one probe per NVML call (the violations: one call for six)."""
 
     def __init__(self, nvml: Any, index: int, handle: Any, capacity: int) -> None:
         self._nvml = nvml
@@ -135,13 +141,26 @@ class GpuReader(ProbeSource):
         self.default_sm_clock_mhz = _optional(
             lambda: float(nvml.nvmlDeviceGetDefaultApplicationsClock(handle, CLOCK_SM))
         )
+        self.field_latency_us: dict[int, int] = {}  # field id -> largest latencyUsec NVML reported this cell
+        # "fields" (74-79 in one call, times violation_scale to ns) or "calls" (six GetViolationStatus)
+        self.violation_source, self.violation_scale = _violation_source(nvml, handle)
         self.probes = self._make_probes()
         self.buffer = SeriesBuffer(GPU_COLUMNS, capacity)
+
+    @property
+    def handle(self) -> Any:
+        """The NVML device handle (for one-off queries beside the sampling: ``gpu_procs``)."""
+        return self._handle
+
+    @property
+    def nvml(self) -> Any:
+        """The binding the handle belongs to (for the same one-off queries)."""
+        return self._nvml
 
     def _make_probes(self) -> list[Probe]:
         nvml, h = self._nvml, self._handle
         self._power = FirstSupported(
-            ("instant", lambda: _field_number(nvml, h, FI_DEV_POWER_INSTANT) / 1000.0),
+            ("instant", lambda: self._fields([FI_DEV_POWER_INSTANT])[0] / 1000.0),
             ("average", lambda: nvml.nvmlDeviceGetPowerUsage(h) / 1000.0),
         )
         # Newer bindings deprecate the older name of each pair; older drivers lack the newer.
@@ -153,10 +172,8 @@ class GpuReader(ProbeSource):
             ("event", lambda: nvml.nvmlDeviceGetCurrentClocksEventReasons(h)),
             ("throttle", lambda: nvml.nvmlDeviceGetCurrentClocksThrottleReasons(h)),
         )
-        # Energy first: the sample's timestamp is taken just before it, and the energy
-        # window figure interpolates the counter at those timestamps.
         probes = [
-            Probe("energy", ("energy_mj",), lambda: (nvml.nvmlDeviceGetTotalEnergyConsumption(h),)),
+            Probe("energy", ("energy_mj",), lambda: (self.read_energy()[2],), every=ENERGY_EVERY),
             Probe("power", ("power_w",), lambda: (self._power(),)),
             Probe("sm_clock", ("sm_clock_mhz",), lambda: (nvml.nvmlDeviceGetClockInfo(h, CLOCK_SM),)),
             Probe("mem_clock", ("mem_clock_mhz",), lambda: (nvml.nvmlDeviceGetClockInfo(h, CLOCK_MEM),)),
@@ -165,25 +182,51 @@ class GpuReader(ProbeSource):
             Probe("memory", ("mem_used_mib",), lambda: (nvml.nvmlDeviceGetMemoryInfo(h).used / 2**20,)),
             Probe("clocks_event_reasons", ("clocks_event_reasons",), lambda: (reasons(),)),
         ]
-        for name, policy in VIOLATION_POLICIES:
-            probes.append(
-                Probe(
-                    f"violation_{name}",
-                    (f"violation_{name}_ns",),
-                    self._violation_reader(policy),
-                    every=VIOLATION_EVERY,
-                )
-            )
+        if self.violation_source == "fields":
+            columns = tuple(f"violation_{name}_ns" for name, _ in VIOLATION_POLICIES)
+            return probes + [Probe("violations", columns, self._violation_fields, every=VIOLATION_EVERY)]
+        for name, policy in VIOLATION_POLICIES:  # a driver without the fields: one call per policy
+            probes.append(Probe(f"violation_{name}", (f"violation_{name}_ns",), self._violation_reader(policy),
+                                every=VIOLATION_EVERY))
         return probes
 
+    def read_energy(self) -> tuple[float, float, int]:
+        """``(t_start_s, t_end_s, mJ)``: one read of the cumulative energy counter, between two clock reads.
+
+        The counter (nvmlDeviceGetTotalEnergyConsumption, mJ since the driver loaded) changes
+        about every 100 ms, so a read returns the energy as of its last update, 0-100 ms old.
+        """
+        t0 = time.perf_counter()
+        value = int(self._nvml.nvmlDeviceGetTotalEnergyConsumption(self._handle))
+        return t0, time.perf_counter(), value
+
+    def _fields(self, field_ids: list[int]) -> list[float]:
+        """Values of ``field_ids`` from one nvmlDeviceGetFieldValues call; each field's latencyUsec is kept."""
+        entries = self._nvml.nvmlDeviceGetFieldValues(self._handle, field_ids)
+        out = []
+        for fid, entry in zip(field_ids, entries):
+            latency = int(getattr(entry, "latencyUsec", 0) or 0)
+            self.field_latency_us[fid] = max(latency, self.field_latency_us.get(fid, 0))
+            out.append(_entry_number(fid, entry))
+        return out
+
+    def _violation_fields(self) -> tuple[float, ...]:
+        """The six policies' cumulative violation times (ns) in one call: fields 74-79."""
+        ids = [FI_DEV_PERF_POLICY_FIRST + policy for _, policy in VIOLATION_POLICIES]
+        return tuple(v * self.violation_scale for v in self._fields(ids))
+
     def _violation_reader(self, policy: int) -> Callable[[], tuple[int]]:
-        """Reads the cumulative ns the clocks were held back by one NVML perf policy."""
+        """Reads the cumulative ns the clocks were held back by one NVML perf policy (drivers without the fields)."""
         nvml, h = self._nvml, self._handle
         return lambda: (nvml.nvmlDeviceGetViolationStatus(h, policy).violationTime,)
 
     def _read_utilization(self) -> tuple[int, int]:
         rates = self._nvml.nvmlDeviceGetUtilizationRates(self._handle)
         return (rates.gpu, rates.memory)
+
+    def new_cell(self) -> None:
+        super().new_cell()
+        self.field_latency_us = {}
 
     def trace(self) -> GpuTrace:
         """This cell's samples as a frozen record."""
@@ -198,9 +241,31 @@ class GpuReader(ProbeSource):
         )
 
 
-def _field_number(nvml: Any, handle: Any, field_id: int) -> float:
+def _violation_source(nvml: Any, handle: Any) -> tuple[str, float]:
+    """``("fields", factor to ns)`` where the driver serves fields 74-79, else ``("calls", 1.0)``.
+
+    Asked once per GPU. nvmlDeviceGetViolationStatus documents nanoseconds; the fields' unit is
+    not documented. Both count since boot, so read a moment apart they agree when the units
+    agree; a ratio near 1,000 means microseconds. With no counter past a second (nothing to
+    compare) the fields are taken as ns.
+    """
+    for _, policy in VIOLATION_POLICIES:
+        try:  # the field first: where the driver does not serve it, nothing else is asked
+            entry = nvml.nvmlDeviceGetFieldValues(handle, [FI_DEV_PERF_POLICY_FIRST + policy])[0]
+            field = _entry_number(FI_DEV_PERF_POLICY_FIRST + policy, entry)
+        except Exception:
+            return "calls", 1.0
+        try:
+            call_ns = float(nvml.nvmlDeviceGetViolationStatus(handle, policy).violationTime)
+        except Exception:
+            return "fields", 1.0
+        if call_ns > 1e9 and field > 0:  # over a second held back: enough to tell ns from µs
+            return "fields", 1000.0 if 500.0 < call_ns / field < 2000.0 else 1.0
+    return "fields", 1.0
+
+
+def _entry_number(field_id: int, entry: Any) -> float:
     """One nvmlDeviceGetFieldValues entry as a number; its error code raised as an error."""
-    entry = nvml.nvmlDeviceGetFieldValues(handle, [field_id])[0]
     if entry.nvmlReturn != 0:
         raise FieldValueError(field_id, entry.nvmlReturn)
     member = VALUE_UNION_MEMBER.get(int(entry.valueType))

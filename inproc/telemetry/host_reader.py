@@ -1,8 +1,11 @@
-"""Host sampling: this process's CPU time and RSS, all CPUs' busy time and frequency.
+"""Host sampling: this process's CPU time and RSS, its children's CPU time, all CPUs' busy and
+steal time and frequency.
 
 Process CPU time comes from ``os.times()`` (no psutil needed, ~1 us); the rest from
-psutil, imported lazily. RSS and CPU time cover this process only: engine worker
-processes (tensor parallel) are children and are not included.
+psutil, imported lazily. RSS and ``process_cpu_s`` cover this process only; engine worker
+processes (tensor parallel) are children, whose CPU time ``children_cpu_s`` holds (listed as
+each cell starts, read at 1 Hz), so that the CPU other processes used can be told apart
+(``inproc.telemetry.disturbed``).
 """
 
 from __future__ import annotations
@@ -42,13 +45,17 @@ class HostReader(ProbeSource):
             Probe("process_cpu", ("process_cpu_s",), _process_cpu_s),
             Probe("host_cpu", ("host_busy_s", "host_total_s"), self._host_cpu_s),
             Probe("rss", ("rss_bytes",), lambda: (self._process.memory_info().rss,)),
-            Probe("cpu_freq", ("cpu_freq_mhz",), self._cpu_freq_mhz, every=CPU_FREQ_EVERY),
+            Probe("cpu_freq", ("cpu_freq_mhz", "cpu_freq_max_mhz"), self._cpu_freq_mhz, every=CPU_FREQ_EVERY),
+            Probe("children_cpu", ("children_cpu_s",), self._children_cpu_s, every=CPU_FREQ_EVERY),
+            Probe("host_steal", ("host_steal_s",), self._steal_s),
         ]
         self.buffer = SeriesBuffer(HOST_COLUMNS, capacity)
+        self._times: Any = None  # the last psutil.cpu_times(), read once per sample
+        self._children: list[Any] = []  # this process's children, listed as each cell starts
 
     def _host_cpu_s(self) -> tuple[float, float]:
         """Cumulative (busy, total) CPU seconds over all CPUs."""
-        times = self._psutil.cpu_times()
+        times = self._times = self._psutil.cpu_times()
         # Sums only, no differences: a sum of non-decreasing floats never decreases,
         # while total - idle can step back by a rounding error between two samples.
         busy = 0.0
@@ -64,7 +71,39 @@ class HostReader(ProbeSource):
         freq = self._psutil.cpu_freq()
         if freq is None:  # psutil answers None where the platform has no frequency source
             raise NotImplementedError("psutil.cpu_freq() gives no frequency on this machine")
-        return (freq.current,)
+        return (freq.current, freq.max or 0.0)
+
+    def new_cell(self) -> None:
+        """Start a cell; list this process's children once (listing reads every process's /proc entry, too
+        slow for a sample: a child started mid-cell is counted from the next cell on)."""
+        super().new_cell()
+        self.list_children()
+
+    def list_children(self) -> None:
+        """Take this process's children (recursively) as the ones whose CPU time is read from now on."""
+        try:
+            self._children = self._process.children(recursive=True)
+        except self._psutil.Error:
+            self._children = []
+
+    def _children_cpu_s(self) -> tuple[float]:
+        """CPU seconds of this process's children: the live ones listed at the cell's start, and those reaped."""
+        live = 0.0
+        for child in self._children:
+            try:
+                t = child.cpu_times()
+            except self._psutil.Error:  # it exited between the listing and the read
+                continue
+            live += t.user + t.system
+        t = os.times()
+        return (on_ns_grid(live + t.children_user + t.children_system),)
+
+    def _steal_s(self) -> tuple[float]:
+        """Steal from the same reading as the busy time (the host_cpu probe runs just before)."""
+        times = self._times
+        if not hasattr(times, "steal"):
+            raise NotImplementedError("psutil.cpu_times() has no steal time on this platform")
+        return (on_ns_grid(times.steal),)
 
     def series(self):  # -> SampleSeries
         """This cell's samples as a frozen record."""

@@ -30,7 +30,6 @@ from inproc.telemetry.nvml_ids import (
 SOFTWARE = (
     ("inproc", "inproc"),
     ("torch", "torch"),
-    ("transformers", "transformers"),
     ("triton", "triton"),
     ("flashinfer", "flashinfer-python"),
     ("numpy", "numpy"),

@@ -17,12 +17,19 @@ the figure or raises :class:`Absent` with the reason. Two kinds of figure:
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 
 from inproc.telemetry.nvml_ids import CLOCKS_EVENT_REASONS
 from inproc.telemetry.series import SampleSeries
+from inproc.telemetry.trace import EnergyRead, Mark
 
 _HALF_RANGE_U64 = 2**63
+# An edge read or mark stands for a window edge when it was marked within this many seconds of
+# it: a decode window's close is marked at the end of the first step past it, a prefill entry's
+# edges when its sampling begins and ends (before its first submit, after its last token).
+EDGE_TOLERANCE_S = 1.0
 
 
 class Absent(Exception):
@@ -47,6 +54,70 @@ def gpu_energy_j(series: SampleSeries, t_open_s: float, t_close_s: float) -> flo
         )
     cumulative_mj = np.concatenate(([0.0], np.cumsum(steps.astype(np.float64))))
     return _interp_delta(t, cumulative_mj, t_open_s, t_close_s, "energy") / 1000.0
+
+
+def edge_energy_j(reads: Sequence[EnergyRead], gpu: int, t_open_s: float, t_close_s: float) -> float:
+    """Joules GPU ``gpu`` used over the window, from its energy counter read at the window's edges.
+
+    Source: nvmlDeviceGetTotalEnergyConsumption (mJ since driver load), read by the GPU
+    sampler process when the engine marked each edge (``EnergyRead``): the read marked
+    nearest ``t_open_s`` and the one nearest ``t_close_s``, each within ``EDGE_TOLERANCE_S``.
+    The figure is the difference of the two reads, modulo 2**64 (a counter wrap).
+
+    What it resolves: the counter changes about every 100 ms (measured on the H200: 10 changes
+    in 1 s of back-to-back reads), so each read returns the energy as of its last update, up to
+    100 ms old, and the difference is off from the window's energy by up to one update's energy
+    at each edge, the two errors partly cancelling: within +-(0.1 s x power) overall, plus the
+    energy between an edge and its read (the read follows the mark by the sampler's wake-up
+    and the reads of the GPUs before it, about 3 ms each; a decode window's close is marked
+    at the end of the first step past it). At steady power that is +-0.3 % of a 30 s window,
+    +-10 % of a 1 s window; a window under half a second is not resolved (+-20 % or worse).
+    """
+    opened = _nearest_read(reads, gpu, t_open_s, "open")
+    closed = _nearest_read(reads, gpu, t_close_s, "close")
+    step = (closed.energy_mj - opened.energy_mj) % 2**64
+    if step >= _HALF_RANGE_U64:
+        raise Absent(f"GPU {gpu}'s energy counter went back between its reads at {opened.t_s:.3f} s and "
+                     f"{closed.t_s:.3f} s (driver reload?)")
+    return step / 1000.0
+
+
+# Which edges may stand for a window's open and its close: a decode window's own, else the entry's
+# sampling start / stop (a prefill entry's window spans its sampling).
+_EDGE_LABELS = {"open": ("open", "start"), "close": ("close", "stop")}
+
+
+def _nearest_read(reads: Sequence[EnergyRead], gpu: int, t_s: float, edge: str) -> EnergyRead:
+    mine = [r for r in reads if r.gpu == gpu and r.label in _EDGE_LABELS[edge]]
+    if not mine:
+        raise Absent(f"no energy read of GPU {gpu} at the window's {edge}")
+    best = min(mine, key=lambda r: abs(r.t_mark_s - t_s))
+    if abs(best.t_mark_s - t_s) > EDGE_TOLERANCE_S:
+        raise Absent(f"no energy read of GPU {gpu} within {EDGE_TOLERANCE_S:g} s of the window's {edge} "
+                     f"(nearest: {best.label} at {best.t_mark_s - t_s:+.3f} s)")
+    return best
+
+
+def inproc_telemetry_cpu_s(marks: Sequence[Mark], t_open_s: float, t_close_s: float) -> tuple[float, float]:
+    """``(gpu_s, host_s)``: CPU seconds telemetry took in the engine's process over the window.
+
+    Source: the marks the engine made at the window's edges (the nearest to each edge, within
+    ``EDGE_TOLERANCE_S``), each holding the CPU the marks' own calls had taken so far
+    (``time.thread_time`` around each) and the host sampling thread's CPU clock
+    (``pthread_getcpuclockid``); the figure is their increase from the open mark to the close mark.
+    """
+    if not marks:
+        raise Absent("no edge marks in this trace (format 1: the sampler ran as a thread of the engine's process)")
+    near = []
+    for t_s, edge in ((t_open_s, "open"), (t_close_s, "close")):
+        candidates = [m for m in marks if m.label in _EDGE_LABELS[edge]]
+        if not candidates:
+            raise Absent(f"no mark at the window's {edge}")
+        best = min(candidates, key=lambda m: abs(m.t_s - t_s))
+        if abs(best.t_s - t_s) > EDGE_TOLERANCE_S:
+            raise Absent(f"no mark within {EDGE_TOLERANCE_S:g} s of the window's {edge}")
+        near.append(best)
+    return near[1].gpu_cpu_s - near[0].gpu_cpu_s, near[1].host_cpu_s - near[0].host_cpu_s
 
 
 def counter_delta(series: SampleSeries, column: str, t_open_s: float, t_close_s: float) -> float:

@@ -12,6 +12,11 @@ from __future__ import annotations
 # (instantaneous on older parts), also in mW.
 FI_DEV_POWER_INSTANT = 186
 
+# nvmlDeviceGetFieldValues field ids 74-79: NVML_FI_DEV_PERF_POLICY_POWER + the perf policy
+# (nvmlPerfPolicyType_t 0-5 below), the same cumulative counters nvmlDeviceGetViolationStatus
+# reads, six in one call. (80 and 81 are the TOTAL_* aggregates, not read.)
+FI_DEV_PERF_POLICY_FIRST = 74
+
 # nvmlClockType_t
 CLOCK_SM = 1
 CLOCK_MEM = 2

@@ -1,9 +1,21 @@
-"""The sampler: one background thread per cell that fills the GPU and host buffers.
+"""The sampler: GPUs in a process of their own, the host in one thread of the engine's process.
 
-The thread waits on an Event between ticks (the GIL is free while it waits), stamps
-each sample with ``time.perf_counter()`` (the driver's clock for its windows), and
-takes one sample as soon as it starts and one as it stops, so any window the driver
-measures between ``start_cell`` and ``stop_cell`` is bracketed by samples.
+GPU telemetry (power, clocks, temperature, utilisation, memory, clocks-event reasons, violation
+counters) is read by ``inproc.telemetry.gpu_process``, spawned once per run: NVML calls burn the
+CPU (3 ms for the energy counter, 0.8 ms for the violation counters, on the H200), and in the
+engine's process that CPU would compete with the Python scheduler that sets the headline. A
+window's energy comes from the GPUs' energy counters read at its edges (:meth:`Telemetry.mark`).
+
+The host (this process's CPU time and RSS, all CPUs' busy time and frequency) is sampled in
+one background thread here, as before: psutil reads this process's own counters in a few µs.
+That thread waits on an Event between ticks (the GIL is free while it waits), stamps each
+sample with ``time.perf_counter()`` (the driver's clock for its windows), and takes one sample
+as soon as it starts and one as it stops, so any window between ``start_cell`` and
+``stop_cell`` is bracketed by samples.
+
+What telemetry costs the engine's process is measured, not assumed: the host thread's CPU
+clock and the CPU time of each :meth:`Telemetry.mark`, kept with every mark, so each window's
+share is known (``inproc.telemetry.metrics.inproc_telemetry_cpu_s``).
 """
 
 from __future__ import annotations
@@ -13,18 +25,26 @@ import time
 from typing import Any, Callable, Sequence
 
 from inproc.errors import UsageError
-from inproc.telemetry.gpu_reader import GpuReader, load_nvml, select_handles, shutdown
+from inproc.telemetry.gpu_sampler import GpuCell, GpuProcess
+from inproc.telemetry.gpu_procs import own_pids
 from inproc.telemetry.host_reader import HostReader, load_psutil
-from inproc.telemetry.trace import TelemetryTrace
+from inproc.telemetry.inline_gpus import InlineGpus, open_inline
+from inproc.telemetry.trace import Mark, TelemetryTrace
 
 DEFAULT_HZ = 10.0
 # NVML's readings do not refresh faster than every few tens of ms (utilisation is an
-# average over 1/6 s to 1 s), so above 20 Hz samples repeat values while costing the
-# measured process more GIL switches and more time under the driver's lock.
+# average over 1/6 s to 1 s), so above 20 Hz samples repeat values while costing more.
 MAX_HZ = 20.0
 # Buffers start with room for this many seconds and double when full.
 INITIAL_CAPACITY_S = 120.0
 _JOIN_TIMEOUT_S = 10.0
+# The host thread's rate, whatever --telemetry-hz asks of the GPUs. One psutil sample costs the engine's
+# process 70-430 µs of CPU (a 2-core VM, a 16-core H200 host): 0.1-0.4 % of a core at 10 Hz, the most
+# telemetry takes from it. Every window edge (``Telemetry.mark``) adds a sample at once, so a window's host
+# CPU figures (the disturbance rule's) are read at its edges. Slower rates were tried: at 1 Hz the engine test
+# beside burners missed a disturbed 2 s window in 3 of 6 runs, at 2 Hz in 1 of 6, at 10 Hz in none of 6;
+# until that is understood the rate stays at 10 Hz.
+HOST_HZ = 10.0
 
 
 def check_hz(hz: float) -> float:
@@ -38,123 +58,179 @@ def check_hz(hz: float) -> float:
 
 
 class Telemetry:
-    """GPU and host telemetry for a whole run; one sampler thread per cell."""
+    """GPU and host telemetry for a whole run: the GPU sampler process, and one host thread per cell."""
 
     def __init__(
         self,
-        gpus: Sequence[GpuReader],
+        gpu: GpuProcess | InlineGpus | None,
         gpu_absent_reason: str | None,
         host: HostReader | None,
         host_absent_reason: str | None,
         hz: float = DEFAULT_HZ,
-        nvml: object | None = None,
         clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         self.hz = check_hz(hz)
-        self.gpus = tuple(gpus)
+        self._gpu = gpu
         self.gpu_absent_reason = gpu_absent_reason
         self.host = host
         self.host_absent_reason = host_absent_reason
-        # Built once: sample_now() runs at every tick and should not allocate.
-        self._all_readers: tuple[GpuReader | HostReader, ...] = self.gpus + ((host,) if host else ())
-        self._nvml = nvml  # shut down on close
         self._clock = clock
         self._stop = threading.Event()
+        self._wake = threading.Event()  # a window edge: the host thread samples at once
         self._thread: threading.Thread | None = None
         self._in_cell = False
         self._started_s = 0.0
         self._missed_ticks = 0
-        self._sampler_cpu_s = 0.0
+        self._host_cpu_s = 0.0  # the host thread's CPU, once it ended
+        self._host_cpu0_s = 0.0
+        self._mark_cpu_s = 0.0  # CPU of this cell's mark() calls
+        self._marks: list[Mark] = []
+        self._start_note: str | None = None
+
+    @property
+    def gpus(self) -> tuple[Any, ...]:
+        """The sampled GPUs (their NVML indices in ``gpu_indices``)."""
+        if isinstance(self._gpu, InlineGpus):
+            return tuple(self._gpu.readers)
+        return tuple(self._gpu.gpus) if self._gpu is not None else ()
 
     @property
     def gpu_indices(self) -> tuple[int, ...]:
-        return tuple(g.index for g in self.gpus)
+        if isinstance(self._gpu, InlineGpus):
+            return tuple(r.index for r in self._gpu.readers)
+        return tuple(g["index"] for g in self.gpus)
 
     def start_cell(self, background: bool = True) -> None:
-        """Begin a cell: blank the buffers and take the first sample.
+        """Begin a cell: the GPUs' start reads and first sample, then the host thread's first sample.
 
-        ``background=True`` starts the sampler thread and returns once it has taken its
-        first sample. ``background=False`` takes that sample here and leaves further
-        samples to :meth:`sample_now` (tests with a fake clock use this).
+        ``background=False`` leaves further samples to :meth:`sample_now` (tests with a fake clock).
         """
         if self._in_cell:
             raise RuntimeError("start_cell() called twice without stop_cell()")
-        for reader in self._all_readers:
-            reader.new_cell()
+        if self.host is not None:
+            self.host.new_cell()
         self._in_cell = True
-        self._missed_ticks = 0
-        self._sampler_cpu_s = 0.0
+        self._missed_ticks, self._host_cpu_s, self._mark_cpu_s, self._marks = 0, 0.0, 0.0, []
         self._started_s = self._clock()
+        self._start_note = self._gpu.start(self._started_s) if self._gpu is not None else None
         if not background:
             self.sample_now()
-            return
-        self._stop.clear()
-        first_taken = threading.Event()
-        self._thread = threading.Thread(
-            target=self._run, args=(first_taken,), name="inproc-telemetry", daemon=True
-        )
-        self._thread.start()
-        first_taken.wait(_JOIN_TIMEOUT_S)
+        else:
+            self._stop.clear()
+            self._wake.clear()
+            first_taken = threading.Event()
+            self._thread = threading.Thread(target=self._run, args=(first_taken,), name="inproc-telemetry",
+                                            daemon=True)
+            self._thread.start()
+            first_taken.wait(_JOIN_TIMEOUT_S)
+        self._marks.append(Mark("start", self._started_s, 0.0, self._host_thread_cpu_s()))
+
+    def mark(self, label: str, t_s: float | None = None) -> None:
+        """A window edge at ``t_s`` (now when None): the GPU sampler reads every energy counter.
+
+        Costs the calling thread one pipe write (a few µs); the reads run in the sampler's process.
+        """
+        cpu0 = time.thread_time()
+        t_s = self._clock() if t_s is None else t_s
+        if self._gpu is not None:
+            self._gpu.edge(label, t_s)
+        self._wake.set()  # the host thread's sample at this edge (taken on its own thread's CPU)
+        self._mark_cpu_s += time.thread_time() - cpu0
+        self._marks.append(Mark(label, t_s, self._mark_cpu_s, self._host_thread_cpu_s()))
+
+    def inproc_cpu_s(self) -> float:
+        """CPU seconds telemetry has taken in this process this cell: the host thread's and the marks'."""
+        return self._host_thread_cpu_s() + self._mark_cpu_s
+
+    def _host_thread_cpu_s(self) -> float:
+        """The host sampling thread's CPU this cell, read from its CPU clock while it runs (Linux)."""
+        thread = self._thread
+        if thread is not None and thread.ident is not None and hasattr(time, "pthread_getcpuclockid"):
+            try:
+                return time.clock_gettime(time.pthread_getcpuclockid(thread.ident)) - self._host_cpu0_s
+            except OSError:  # the thread just ended: its final figure is in _host_cpu_s
+                pass
+        return self._host_cpu_s
 
     def sample_now(self, closing: bool = False) -> None:
-        """Take one sample of every source, each stamped just before its first read."""
-        for reader in self._all_readers:
-            reader.take(self._clock(), closing)
+        """One host sample (and, for inline GPUs, one GPU sample), stamped just before its first read."""
+        if self.host is not None:
+            self.host.take(self._clock(), closing)
+        if isinstance(self._gpu, InlineGpus):
+            self._gpu.sample(closing)
 
     def stop_cell(self) -> TelemetryTrace:
-        """End the cell: take a last sample, stop the thread, return the raw trace."""
+        """End the cell: the host's last sample, the GPU sampler's closing sample and reads; the raw trace."""
         if not self._in_cell:
             raise RuntimeError("stop_cell() called without start_cell()")
+        self._marks.append(Mark("stop", self._clock(), self._mark_cpu_s, self._host_thread_cpu_s()))
         if self._thread is not None:
             self._stop.set()
-            # Bounded: a hung NVML call must not hang the run. In that (pathological)
-            # case the snapshot below may race the thread's last writes.
+            self._wake.set()
+            # Bounded: a hung psutil call must not hang the run.
             self._thread.join(_JOIN_TIMEOUT_S)
             self._thread = None
         else:
             self.sample_now(closing=True)
+        inproc = self.inproc_cpu_s()
+        stopped = self._clock()
+        # The GPUs' other compute processes are read against this tree's pids as the entry ends (``gpu_procs``).
+        cell = self._gpu.stop(stopped, own_pids()) if self._gpu is not None else GpuCell((), (), None, 0, None)
         self._in_cell = False
         return TelemetryTrace(
             hz=self.hz,
             started_s=self._started_s,
-            stopped_s=self._clock(),
-            sampler_cpu_s=self._sampler_cpu_s,
-            missed_ticks=self._missed_ticks,
-            gpus=tuple(g.trace() for g in self.gpus),
+            stopped_s=stopped,
+            sampler_cpu_s=cell.cpu_s if cell.cpu_s is not None else 0.0,
+            missed_ticks=cell.missed_ticks + self._missed_ticks,
+            gpus=cell.gpus,
             gpu_absent_reason=self.gpu_absent_reason,
             host=None if self.host is None else self.host.series(),
             host_absent_reason=self.host_absent_reason,
+            energy_reads=cell.energy_reads,
+            marks=tuple(self._marks),
+            inproc_cpu_s=inproc,
+            sampler_note=self._start_note or cell.note,
+            sampler_placement=self._gpu.placement if self._gpu is not None else None,
+            gpu_others=cell.others,
         )
 
     def _run(self, first_taken: threading.Event) -> None:
-        cpu0 = time.thread_time()  # this thread's own CPU time: the sampler's cost
-        period = 1.0 / self.hz
+        """The host thread: a sample at each tick of :data:`HOST_HZ` (``hz`` with inline GPUs, sampled alike) and
+        at each window edge, then the closing sample."""
+        self._host_cpu0_s = time.thread_time()  # this thread's own CPU: the host sampling's cost
+        period = 1.0 / (self.hz if isinstance(self._gpu, InlineGpus) else min(self.hz, HOST_HZ))
         next_tick = self._clock()
         try:
             self.sample_now()
             first_taken.set()
+            next_tick += period
             while True:
-                next_tick += period
                 now = self._clock()
                 if now > next_tick:  # a sample overran the tick (GIL held elsewhere)
                     skipped = int((now - next_tick) / period) + 1
                     self._missed_ticks += skipped
                     next_tick += skipped * period
-                if self._stop.wait(next_tick - now):
+                woke = self._wake.wait(next_tick - now)
+                if self._stop.is_set():
                     break
+                if woke:
+                    self._wake.clear()  # a window edge: one sample now; the ticks go on as they were
+                else:
+                    next_tick += period
                 self.sample_now()
             self.sample_now(closing=True)  # after the driver's window closed
         finally:
             first_taken.set()
-            self._sampler_cpu_s = time.thread_time() - cpu0
+            self._host_cpu_s = time.thread_time() - self._host_cpu0_s
 
     def close(self) -> None:
-        """Stop any running cell and release NVML."""
+        """Stop any running cell, the GPU sampler and NVML."""
         if self._in_cell:
             self.stop_cell()
-        if self._nvml is not None:
-            shutdown(self._nvml)
-            self._nvml = None
+        if self._gpu is not None:
+            self._gpu.close()
+            self._gpu = None
 
     def __enter__(self) -> "Telemetry":
         return self
@@ -169,26 +245,29 @@ def open_telemetry(
     nvml: Any = None,
     host: bool = True,
     clock: Callable[[], float] = time.perf_counter,
+    binding: str | None = None,
 ) -> Telemetry:
     """Set up sampling of the given GPUs (NVML indices; None = the visible ones) and the host.
 
-    ``nvml`` is a pynvml-shaped binding (None: import nvidia-ml-py's ``pynvml``). Missing
-    NVML, psutil or GPUs never raise: that part is marked absent with the reason.
+    The GPUs are read by the sampler process through the binding module ``binding`` (None: the
+    ``INPROC_NVML_BINDING`` environment variable, else nvidia-ml-py's ``pynvml``). ``nvml``, a
+    pynvml-shaped object, reads them inside this process instead (tests). Missing NVML, psutil
+    or GPUs, or a sampler that does not start, never raise: that part is absent with the reason.
     """
     hz = check_hz(hz)
     capacity = int(hz * INITIAL_CAPACITY_S) + 2
-    binding, gpu_absent = load_nvml(nvml)
-    readers: list[GpuReader] = []
-    if binding is not None:
-        handles, gpu_absent = select_handles(binding, gpu_indices)
-        readers = [GpuReader(binding, index, handle, capacity) for index, handle in handles]
-        if not readers:
-            shutdown(binding)
-            binding = None
+    gpu: GpuProcess | InlineGpus | None = None
+    if nvml is not None:
+        gpu, gpu_absent = open_inline(nvml, gpu_indices, capacity, clock)
+    else:
+        gpu = GpuProcess(hz, binding, list(gpu_indices) if gpu_indices is not None else None)
+        gpu_absent = gpu.absent_reason
+        if gpu_absent is not None:
+            gpu = None
     host_reader: HostReader | None = None
     host_absent: str | None = "host sampling turned off"
     if host:
         psutil, host_absent = load_psutil()
         if psutil is not None:
             host_reader = HostReader(psutil, capacity)
-    return Telemetry(readers, gpu_absent, host_reader, host_absent, hz=hz, nvml=binding, clock=clock)
+    return Telemetry(gpu, gpu_absent, host_reader, host_absent, hz=hz, clock=clock)

@@ -2,17 +2,21 @@
 
 Format history (``"format"`` in every trace dict):
   1 - first version: per-GPU and host sample series, arrays as base64(zlib(LE bytes)).
+  2 - the GPU series from the sampler's own process; energy reads at the window edges
+      (``energy_reads``), the engine's edge marks with the in-process telemetry CPU (``marks``),
+      the sampler's note and placement, each GPU's field latencies. Format 1 still reads.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping
 
 from inproc.telemetry.nvml_ids import VIOLATION_POLICIES
 from inproc.telemetry.series import SampleSeries
 
-TRACE_FORMAT = 1
+TRACE_FORMAT = 2
+READABLE_FORMATS = (1, 2)
 
 # Columns of a GPU series: (name, numpy dtype). Units are in the names; sources are the
 # NVML calls in gpu_reader.py. The energy counter and reason bits stay uint64 so that a
@@ -36,6 +40,9 @@ HOST_COLUMNS: tuple[tuple[str, str], ...] = (
     ("host_total_s", "f8"),  # psutil.cpu_times(): all CPUs, all seconds, cumulative
     ("rss_bytes", "f8"),  # psutil.Process().memory_info().rss
     ("cpu_freq_mhz", "f8"),  # psutil.cpu_freq().current (mean over CPUs), every 10th sample
+    ("cpu_freq_max_mhz", "f8"),  # psutil.cpu_freq().max (0 where the platform states none), with it
+    ("children_cpu_s", "f8"),  # this process's children (engine workers): live ones' + reaped ones' CPU, 1 Hz
+    ("host_steal_s", "f8"),  # psutil.cpu_times().steal: all CPUs, cumulative (Linux; absent elsewhere)
 )
 
 
@@ -49,6 +56,8 @@ class GpuTrace:
     default_sm_clock_mhz: float | None  # nvmlDeviceGetDefaultApplicationsClock(SM)
     power_source: str  # "instant" (field value), "average" (nvmlDeviceGetPowerUsage), "none"
     series: SampleSeries
+    # nvmlDeviceGetFieldValues field id (as text) -> the largest latencyUsec NVML reported for it in the cell
+    field_latency_us: Mapping[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -57,6 +66,7 @@ class GpuTrace:
             "uuid": self.uuid,
             "default_sm_clock_mhz": self.default_sm_clock_mhz,
             "power_source": self.power_source,
+            "field_latency_us": dict(self.field_latency_us),
             "series": self.series.to_dict(),
         }
 
@@ -69,7 +79,37 @@ class GpuTrace:
             default_sm_clock_mhz=data.get("default_sm_clock_mhz"),
             power_source=str(data.get("power_source", "none")),
             series=SampleSeries.from_dict(data["series"]),
+            field_latency_us=dict(data.get("field_latency_us") or {}),
         )
+
+
+@dataclass(frozen=True)
+class EnergyRead:
+    """One read of a GPU's cumulative energy counter at a window's edge, by the sampler process.
+
+    ``label``: start / stop (the entry's sampling began / ended: a prefill entry's window edges) or
+    open / close (a decode window opened / closed); ``t_mark_s`` the engine's timestamp of that edge;
+    ``t_s`` / ``t_end_s`` the clock just before / after the read (perf_counter seconds).
+    """
+
+    gpu: int
+    label: str
+    t_mark_s: float
+    t_s: float
+    t_end_s: float
+    energy_mj: int
+
+
+@dataclass(frozen=True)
+class Mark:
+    """An edge the engine's process marked, with the CPU seconds telemetry had taken in that process so far
+    this cell: ``gpu_cpu_s`` the GPU telemetry's (the marks' own pipe writes), ``host_cpu_s`` the host
+    sampling thread's."""
+
+    label: str
+    t_s: float
+    gpu_cpu_s: float
+    host_cpu_s: float
 
 
 @dataclass(frozen=True, eq=False)
@@ -78,7 +118,11 @@ class TelemetryTrace:
 
     ``started_s`` / ``stopped_s`` are ``perf_counter()`` at ``start_cell`` / ``stop_cell``;
     the sampler takes one sample at each end, so any window inside them is bracketed.
-    ``sampler_cpu_s`` is the CPU time the sampler thread itself used (its cost).
+    ``sampler_cpu_s`` is the CPU time the sampler used over the cell: since format 2 the GPU
+    sampler process's own; format 1, the in-process sampler thread's (GPU and host).
+    ``inproc_cpu_s`` is what telemetry took inside the engine's process over the cell (the host
+    sampling thread and the edge marks); ``marks`` hold it at each edge, so any window's share
+    is known. ``sampler_note`` names a sampler that did not start, died or lagged.
     """
 
     hz: float
@@ -90,6 +134,12 @@ class TelemetryTrace:
     gpu_absent_reason: str | None  # set when there is no GPU series at all
     host: SampleSeries | None
     host_absent_reason: str | None
+    energy_reads: tuple[EnergyRead, ...] = ()
+    marks: tuple[Mark, ...] = ()
+    inproc_cpu_s: float | None = None
+    sampler_note: str | None = None
+    sampler_placement: str | None = None
+    gpu_others: tuple[str, ...] = ()  # compute processes not of this tree on a sampled GPU, read at the end
 
     @property
     def duration_s(self) -> float:
@@ -107,14 +157,20 @@ class TelemetryTrace:
             "gpus": [g.to_dict() for g in self.gpus],
             "host_absent_reason": self.host_absent_reason,
             "host": None if self.host is None else self.host.to_dict(),
+            "energy_reads": [asdict(r) for r in self.energy_reads],
+            "marks": [asdict(m) for m in self.marks],
+            "inproc_cpu_s": self.inproc_cpu_s,
+            "sampler_note": self.sampler_note,
+            "sampler_placement": self.sampler_placement,
+            "gpu_others": list(self.gpu_others),
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "TelemetryTrace":
         version = data.get("format")
-        if version != TRACE_FORMAT:
+        if version not in READABLE_FORMATS:
             raise ValueError(
-                f"telemetry trace format {version!r} is not supported (this inproc reads {TRACE_FORMAT})"
+                f"telemetry trace format {version!r} is not supported (this inproc reads {READABLE_FORMATS})"
             )
         host = data.get("host")
         return cls(
@@ -127,4 +183,10 @@ class TelemetryTrace:
             gpu_absent_reason=data.get("gpu_absent_reason"),
             host=None if host is None else SampleSeries.from_dict(host),
             host_absent_reason=data.get("host_absent_reason"),
+            energy_reads=tuple(EnergyRead(**r) for r in data.get("energy_reads") or ()),
+            marks=tuple(Mark(**m) for m in data.get("marks") or ()),
+            inproc_cpu_s=data.get("inproc_cpu_s"),
+            sampler_note=data.get("sampler_note"),
+            sampler_placement=data.get("sampler_placement"),
+            gpu_others=tuple(data.get("gpu_others") or ()),
         )

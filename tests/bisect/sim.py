@@ -35,9 +35,15 @@ class Drift:
     slow_max: float = 6.0  # ... by a factor drawn uniformly in [1, slow_max]
     p_stretch: float = 0.03  # the chance that a slow stretch starts at a run (the stretch is slowed alike)
     stretch_runs: tuple[int, int] = (3, 6)  # its length in runs (uniform, both ends in)
+    p_load: float = 0.0  # the share of runs made while another program loads the machine (in spells: load_stay)
+    load_stay: float = 0.0  # the chance that the load lasts from one run to the next (mean spell 1 / (1 - this))
+    load_range: tuple[float, float] = (3.0, 12.0)  # a loaded run is slowed by a factor drawn log-uniformly in this
 
 
 QUIET = Drift(0.0, 1.0, 0.0)
+#: A busy machine: about half the runs several times slower, at random and in spells of 2.5 runs on average, so a
+#: revision's runs fall in two clusters (the loaded bisect: the good revision's runs 9.4-23 and 67-116 tok/s).
+TWO_CLUSTERS = Drift(0.0, 1.0, 0.0, p_load=0.5, load_stay=0.6)
 
 
 class Machine:
@@ -45,6 +51,17 @@ class Machine:
 
     def __init__(self, drift: Drift, rng: np.random.Generator) -> None:
         self.drift, self.rng, self.left, self.factor = drift, rng, 0, 1.0
+        self.loaded = bool(drift.p_load and rng.random() < drift.p_load)
+
+    def load(self) -> float:
+        """The load's factor on this run (1: none): a two-state chain whose loaded share is ``p_load``."""
+        d, rng = self.drift, self.rng
+        if not d.p_load:
+            return 1.0
+        start = d.p_load * (1 - d.load_stay) / (1 - d.p_load)  # the chance a spell starts: keeps the share p_load
+        self.loaded = rng.random() < (d.load_stay if self.loaded else start)
+        lo, hi = np.log(d.load_range)
+        return float(np.exp(rng.uniform(lo, hi))) if self.loaded else 1.0
 
     def slowdown(self) -> float:
         """This run's factor (≥ 1) on its seconds."""
@@ -56,7 +73,7 @@ class Machine:
             self.left, f = self.left - 1, self.factor
         if rng.random() < d.p_slow:
             f *= rng.uniform(1, d.slow_max)
-        return f
+        return f * self.load()
 
 
 class Targets:

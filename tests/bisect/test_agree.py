@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from inproc.bisect.agree import AGREE_ALPHA, SpreadInUse, in_use, off_level, robust_start
+from inproc.bisect.agree import AGREE_ALPHA, SpreadInUse, clusters_text, in_use, off_level, robust_start, two_clusters
 from inproc.bisect.looks import look_alpha
 
 
@@ -70,3 +70,33 @@ def test_the_looks_spend_exactly_the_error_rate():
     for looks in (1, 2, 5, 8, 20):
         assert sum(look_alpha(k, looks, 0.05) for k in range(1, looks + 1)) == pytest.approx(0.05)
     assert look_alpha(8, 8, 0.05) == pytest.approx(0.025)
+
+
+def test_runs_of_one_build_fall_in_two_clusters_at_most_at_the_alarm_rate():
+    """20,000 sets of 4-16 runs of one build at this machine's widest clean spread (16.6 %): two clusters in ≤ 1 %."""
+    rng = np.random.default_rng(8)
+    hits = sum(two_clusters(rng.normal(0, 0.166, 4 + k % 13)) is not None for k in range(20_000))
+    assert hits / 20_000 <= AGREE_ALPHA, hits
+    # A one-build spread that wide and a run-to-run spread of 2-10 % never split at all.
+    assert not any(two_clusters(rng.normal(0, (0.02, 0.10)[k % 2], 4 + k % 13)) for k in range(4000))
+
+
+def test_a_machine_loaded_half_the_time_puts_the_runs_in_two_clusters():
+    """Half the runs 3-12x slower (log-uniform), the rest at a 5 % spread: two clusters in most sets of 8-16 runs (checked again at every look of a bisect),
+    named by their ranges; the loaded bisect's good runs too."""
+    rng = np.random.default_rng(3)
+    found = 0
+    for k in range(1000):
+        n = 8 + k % 9
+        slow = rng.random(n) < 0.5
+        logs = rng.normal(math.log(100), 0.05, n) - np.where(slow, rng.uniform(math.log(3), math.log(12), n), 0)
+        got = two_clusters(logs)
+        found += got is not None
+        if got is not None:  # the split is between the loaded and the quiet runs
+            assert max(got[0]) < min(got[1]) and max(got[0]) < math.log(100 / 2)
+    assert found >= 700, found  # 78 %: a set whose loaded share fell under a third is not split (the bisect looks again)
+    runs = [9.4, 96.9, 11.2, 67.0, 23.0, 116.0, 96.0, 14.1, 88.5]  # the loaded bisect's good runs, in their order
+    assert clusters_text(np.log(runs), "the good revision's") == \
+        "the good revision's runs fall in two clusters (9.4–23.0 and 67.0–116.0 tok/s)"
+    # One run slowed alone (a third of the runs is the least a cluster holds) is off its level, not a cluster.
+    assert two_clusters(np.log([100.0, 101.0, 99.0, 30.0, 100.5, 98.0])) is None

@@ -26,6 +26,13 @@ def test_the_cells_of_compares_slower_rows(tmp_path):
     rows = {(r.context, r.concurrency): r for r in c.rows if r.metric == "tok_s"}
     for cell, alarm in flagged.items():  # the spread compare's test used for the cell's tok/s
         assert alarm.sigma == rows[cell].estimate.run_spread == 0.10 and "baseline's spread" in alarm.source
+    # Judged against --max-spread (one run each, nothing stated): the cells are flagged, but a maximum is no
+    # measured spread, so the bisect learns its own.
+    bound = compare_runs(base.runs, new.runs)
+    path.write_text(render_compare_json(bound))
+    flagged = from_compare(str(path))
+    assert sorted(flagged) == sorted({(r.context, r.concurrency) for r in bound.rows if r.verdict == SLOWER})
+    assert flagged and all(alarm is None for alarm in flagged.values())
 
 
 def test_the_cells_of_the_newest_nights_regressions():

@@ -19,7 +19,7 @@ from inproc.bisect.report import render_markdown, result
 from inproc.bisect.runs import UNITS, RunSample
 from inproc.bisect.session import Sitting, kept_pairs
 from inproc.bisect.walk import walk
-from tests.bisect.sim import QUIET, Drift, NoLog, Targets, Truth, bisect, trial
+from tests.bisect.sim import QUIET, TWO_CLUSTERS, Drift, NoLog, Targets, Truth, bisect, trial
 
 
 def test_a_10pct_regression_at_a_2pct_run_spread_is_found_within_the_default_budget():
@@ -31,7 +31,7 @@ def test_a_10pct_regression_at_a_2pct_run_spread_is_found_within_the_default_bud
 def test_a_drifting_machine_never_makes_it_name_a_wrong_commit():
     """Runs slowed 1-6x at random and slow stretches, over regressions of 5-20 % at run spreads of 2-10 %."""
     got = Counter(trial(k, 12, (0.05, 0.10, 0.20)[k % 3], (0.02, 0.05, 0.10)[k // 3 % 3], Drift())[0]
-                  for k in range(45))
+                  for k in range(60))
     assert got["wrong"] == 0, got
     assert got["right"] >= 5 and got["insufficient"] >= 5, got  # it finds some, and says when it cannot
 
@@ -128,3 +128,36 @@ def test_a_slowdown_the_runs_cannot_rule_out_is_insufficient_data_not_no_regress
     r = result(tight)
     assert r.exit_code == 1 and tight.ref.change.interval.low >= 0.95
     assert r.headline.startswith("No regression to bisect: bad against good is within the noise"), r.headline
+
+
+def test_good_runs_in_two_clusters_end_in_insufficient_data():
+    """The loaded bisect's good runs: near 96 tok/s, then near 10 (another program's load came back), and so on."""
+    s = scripted({0: [96.9, 96.0, 9.4, 11.2, 116.0, 23.0, 67.0], 8: [12.0, 10.5, 60.0, 9.0, 11.0, 70.0]},
+                 OracleSettings())
+    walk(s, 0)
+    r = result(s)
+    assert r.exit_code == 1 and r.first_bad is None and not s.verdicts
+    assert r.headline == "Insufficient data: the good revision's runs fall in two clusters (9.4–23.0 and 96.0–116.0 tok/s)."
+    assert len(s.runs_of(0)) == 6  # stopped at the look that saw them: more pairs cannot make one level of two
+
+
+def test_a_machine_loaded_half_the_time_in_spells_never_names_a_commit():
+    """About half the runs 3-12x slower, at random and in spells: every sitting ends insufficient data, most of them
+    naming the two clusters (``scripts/bench.py bisect`` runs 540 such trials)."""
+    heads = Counter()
+    for k in range(30):
+        outcome, s = trial(k, 21, (0.05, 0.10, 0.20)[k % 3], (0.02, 0.05, 0.10)[k // 3 % 3], TWO_CLUSTERS)
+        assert outcome == "insufficient", (k, result(s).headline)
+        heads["two clusters" in result(s).headline] += 1
+    assert heads[True] >= 24, heads
+
+
+def test_candidates_called_before_the_clusters_showed_name_no_commit():
+    """Calls made while the good runs still agreed stand on nothing once they split: the result names no commit."""
+    s = scripted({0: [160.0, 161.0, 159.0, 160.5, 158.0, 160.2, 40.0, 38.0, 41.0, 39.0, 42.0, 40.5, 39.5],
+                  8: [100.0, 101.0, 99.0, 100.5], 4: [100.0, 100.8, 99.5], 2: [159.0, 160.5]}, OracleSettings())
+    walk(s, 0)
+    r = result(s)
+    assert s.verdicts[4].verdict == "bad"  # called on runs beside good runs that still agreed
+    assert r.first_bad is None and r.exit_code == 1 and r.headline == (
+        "Insufficient data: the good revision's runs fall in two clusters (38.0–41.0 and 158.0–161.0 tok/s).")

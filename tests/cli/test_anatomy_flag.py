@@ -20,7 +20,7 @@ from inproc.render.html import render_html
 from tests.conftest import DEFAULT_PROFILES, FIXTURES, INSTALLED, ROOT
 from tests.spawn import child_env, inproc_command, run_child
 
-ENGINE = next((name for name, here in INSTALLED.items() if here), None)
+ENGINE = next((name for name in ("vllm", "sglang", "transformers") if INSTALLED.get(name)), None)  # the first here
 
 
 def _inproc(*args: str) -> subprocess.CompletedProcess:

@@ -28,8 +28,13 @@ def one_line_error(p, needle: str) -> str:
 
 
 def test_exit_0_when_nothing_regressed_and_1_on_a_regression():
-    same = inproc("compare", RUN1, RUN1, "--run-spread", "5%")
-    assert same.returncode == 0 and same.stdout.rstrip().endswith("No regression (10 not significant, 2 not comparable).")
+    same = inproc("compare", RUN1, RUN1, "--run-spread", "5%", "--metric", "tok_s,tbt")
+    assert same.returncode == 0 and same.stdout.rstrip().endswith("No regression (8 not significant).")
+    # TTFT at C = 1 has too few requests in a 1 s window: nothing regressed, but not every row was judged.
+    some = inproc("compare", RUN1, RUN1, "--run-spread", "5%")
+    assert some.returncode == 3 and some.stdout.rstrip().endswith(
+        "No regression found, but 2 rows could not be judged (256 x 1 ttft, 1K x 1 ttft: too few samples) "
+        "(10 not significant, 2 not comparable).")
     slower = inproc("compare", RUN1, HOG, "--run-spread", "10%")
     assert slower.returncode == 1
     assert "10 regressions (one run each side, against the stated --run-spread): 256x1 tok_s 3.20x slower, at least" \
@@ -39,12 +44,15 @@ def test_exit_0_when_nothing_regressed_and_1_on_a_regression():
     faster = inproc("compare", HOG, RUN1, "--metric", "tok_s", "--run-spread", "10%")
     assert faster.returncode == 0 and faster.stdout.count("x faster") == 4  # one per cell
     assert faster.stdout.rstrip().endswith("No regression (4 faster).")
-    # One run each side with no stated spread: the within-run intervals, labelled, and never exit 1.
+    # One run each side with no stated spread: the spread each change needs to be noise, against --max-spread 25 %.
     alone = inproc("compare", RUN1, HOG)
-    assert alone.returncode == 0 and alone.stdout.rstrip().endswith("No regression (10 insufficient data, 2 not comparable).")
-    assert "within-run only" in alone.stdout
-    assert re.search(r"^~ 256 x 4 +tok_s .* insufficient data: one run each side: within-run interval 0\.\d+–0\.\d+ only",
+    assert alone.returncode == 1 and alone.stdout.rstrip().endswith("(8 slower, 2 not significant, 2 not comparable).")
+    assert re.search(r"^\+ 1K x 1 +tok_s .* 16\.42x slower, at least .*; noise only if runs varied by \d\d % or more, "
+                     r"beyond --max-spread 25 %$", alone.stdout, re.M)
+    assert re.search(r"^  256 x 1 +tbt .* within --max-spread 25 %: noise if runs varied by \d\d % or more$",
                      alone.stdout, re.M)
+    wide = inproc("compare", RUN1, HOG, "--max-spread", "200%")
+    assert wide.returncode == 3 and "No regression found, but 2 rows could not be judged" in wide.stdout
 
 
 def test_json_report_carries_every_row_and_the_exit_code(tmp_path):
@@ -59,6 +67,21 @@ def test_json_report_carries_every_row_and_the_exit_code(tmp_path):
     assert row["p_change"] < 0.05 and 1.05 < row["at_least"] < 1 / row["ratio"] and row["spread_source"] == "--run-spread"
     assert doc["settings"]["sub_window"] == "0.1 s sub-windows"
     assert doc["settings"]["alarm_rate"] == 0.05 and doc["settings"]["threshold_confidence"] == 0.8
+    # Rows that could not be judged are listed with their cause, and the exit code says so.
+    undecided = tmp_path / "undecided.json"
+    assert inproc("compare", RUN1, RUN2, "--format", "json", "-o", str(undecided)).returncode == 3
+    doc = json.loads(undecided.read_text())
+    assert doc["exit_code"] == 3 and doc["settings"]["max_spread"] == 0.25
+    assert doc["undecided"] == [{"cell": k, "metric": "ttft", "verdict": "not comparable", "cause": "too few samples"}
+                                for k in ("256x1", "1024x1")]
+    assert all(r["needed_spread"] < 0.25 for r in doc["rows"] if r["ratio"] is not None)
+
+
+def test_help_documents_the_exit_codes():
+    p = inproc("compare", "--help")
+    text = " ".join(p.stdout.split())
+    assert p.returncode == 0 and "Exit code: 0 every row judged and none regressed; 1 a regression; 3 no regression " \
+        "found, but some rows could not be judged" in text and "--max-spread" in text
 
 
 def test_markdown_is_a_job_summary(tmp_path):
@@ -110,8 +133,8 @@ def test_another_engine_version_is_not_comparable_unless_allowed(tmp_path):
     write_results(other, replace(rec, engine=replace(rec.engine, version="0.33.0.dev1")))
     one_line_error(inproc("compare", RUN1, str(other)), "engine.version (0.32.0 vs 0.33.0.dev1) differ")
     p = inproc("compare", RUN1, str(other), "--allow-different", "engine.version")
-    # One run each side and no stated spread: within-run intervals only, which never exit 1.
-    assert p.returncode == 0 and "Allowed to differ: engine.version (0.32.0 vs 0.33.0.dev1)" in p.stdout
+    # One run each side, against --max-spread: nothing regressed; C = 1's TTFT has too few samples (exit 3).
+    assert p.returncode == 3 and "Allowed to differ: engine.version (0.32.0 vs 0.33.0.dev1)" in p.stdout
     # A baseline holding both versions names both, and Markdown escapes the | between them.
     base = tmp_path / "mixed-versions.json"
     assert inproc("baseline", RUN1, str(other), "-o", str(base), "--allow-different", "engine.version").returncode == 0
@@ -151,6 +174,10 @@ def test_a_newer_schema_is_refused(tmp_path, what):
     (["--allow-different", "gpu.colour"], "'gpu.colour'"),
     (["--sub-window", "0s"], "'0s'"),
     (["--sub-window", "2.5steps"], "'2.5steps'"),
+    (["--max-spread", "0%"], "Bad --max-spread '0%'"),
+    (["--max-spread", "0.25"], "Bad --max-spread '0.25'"),
+    (["--max-spread", "300%"], "Bad --max-spread '300%'"),
+    (["--max-spread", "25%", "--run-spread", "3%"], "give one of the two"),
 ])
 def test_bad_flags_are_one_line_errors_and_write_nothing(args, needle, tmp_path):
     out = tmp_path / "compare.md"

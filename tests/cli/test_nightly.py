@@ -48,6 +48,19 @@ def test_bad_input_fails_with_the_error_in_the_summary(tmp_path):
 
 
 def test_nothing_regressed_exits_0(tmp_path):
-    p = nightly("compare", str(HERE / "run-1.json"), str(HERE / "run-1.json"), str(tmp_path / "out"))
-    assert p.returncode == 0 and "No regression" in p.stdout
+    base = tmp_path / "baseline.json"
+    assert inproc("baseline", *(str(HERE / f"run-{i}.json") for i in (1, 2, 3)), "-o", str(base)).returncode == 0
+    p = nightly("compare", str(base), str(HERE / "run-1.json"), str(tmp_path / "out"))
+    assert p.returncode == 0 and "No regression (12 not significant)." in p.stdout
     assert nightly("bogus").returncode == 2
+
+
+def test_rows_not_judged_fail_the_job_with_the_reports_written(tmp_path):
+    # One run each side: C = 1's TTFT has too few requests in a 1 s window. No regression, but not a pass either.
+    summary = tmp_path / "summary.md"
+    p = nightly("compare", str(HERE / "run-1.json"), str(HERE / "run-1.json"), str(tmp_path / "out"), summary=summary)
+    out = tmp_path / "out"
+    assert p.returncode == 3, p.stderr
+    assert json.loads((out / "compare.json").read_text())["exit_code"] == 3
+    assert "could not be judged (256 x 1 ttft, 1K x 1 ttft: too few samples)" in (out / "compare.txt").read_text()
+    assert summary.read_text().startswith("## inproc compare: not every row judged\n")

@@ -41,7 +41,7 @@ def _run(out: Path, env) -> Path:
 
 def _kernels(base: Path, new: Path) -> dict:
     p = run_inproc("compare", str(base), str(new), "--run-spread", "50%", "--format", "json", env=child_env())
-    assert p.returncode in (0, 1), p.stderr[-2000:]
+    assert p.returncode in (0, 1, 3), p.stderr[-2000:]  # 3: rows a 16-step window leaves without enough samples
     found = json.loads(p.stdout)["kernels"]
     assert len(found) == 1, p.stdout[-3000:]
     return found[0]

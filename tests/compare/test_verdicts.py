@@ -1,7 +1,7 @@
 """Verdicts on saved results files (real CPU runs, see tests/fixtures/compare/make.py): each kind, and why."""
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 import pytest
@@ -12,10 +12,11 @@ from inproc.compare.samples import BETWEEN_RUNS, BLOCK_BOOTSTRAP, SubWindowing
 from inproc.compare.spread import ChangeTest
 from inproc.compare.stats import RunSpread
 from inproc.compare.verdicts import (INDICATIVE, INSUFFICIENT, FASTER, MISSING, NEW, NOT_COMPARABLE, NOT_SIGNIFICANT, SLOWER,
-                                     STATUS_CHANGED, CompareSettings, compare_runs, judge_test)
+                                     STATUS_CHANGED, EXIT_UNDECIDED, CompareSettings, compare_runs, judge_test)
 from inproc.errors import UsageError
 from inproc.measure.judge import Verdict
 from inproc.record.io import load_results
+from inproc.record.schema import DecodeEntry
 from tests.conftest import FIXTURES
 
 HERE = FIXTURES / "compare"
@@ -31,22 +32,34 @@ def rows_by(c):
     return {(r.key, r.metric): r for r in c.rows}
 
 
+def within_only() -> CompareSettings:
+    """One run each side judged by nothing: no stated spread and no maximum (the within-run interval only)."""
+    return CompareSettings(tests=StatSettings(max_spread=None))
+
+
 def test_a_run_against_itself_changes_nothing():
     c = compare_runs([RUN1], [RUN1])
     rows = rows_by(c)
-    assert len(c.rows) == 4 * 3 and c.exit_code == 0 and not c.regressions
-    judged = [r for r in c.rows if r.verdict != NOT_COMPARABLE]
-    # One run each side and no stated spread: the within-run interval only, never a verdict.
-    assert all(r.verdict == INSUFFICIENT and r.estimate.ratio == pytest.approx(1.0) for r in judged)
-    assert all(r.reason.startswith("one run each side: within-run interval") and "--run-spread" in r.reason
-               for r in judged)
-    assert all(r.estimate.interval.low <= 1.0 <= r.estimate.interval.high for r in judged)
-    # At C=1 a 1 s window holds one or two requests: TTFT has too few samples to test.
+    assert len(c.rows) == 4 * 3 and not c.regressions
+    # At C=1 a 1 s window holds one or two requests: TTFT has too few samples to test, so not every row is judged.
     ttft = rows[("256x1", "ttft")]
     assert ttft.verdict == NOT_COMPARABLE and "too few samples" in ttft.reason and ttft.estimate is None
+    assert sorted((r.key, r.metric) for r in c.undecided) == [("1024x1", "ttft"), ("256x1", "ttft")]
+    assert c.exit_code == EXIT_UNDECIDED == 3
+    judged = [r for r in c.rows if r.verdict != NOT_COMPARABLE]
+    # One run each side, no stated spread: the change needs no run-to-run spread at all to be noise.
+    assert all(r.verdict == NOT_SIGNIFICANT and r.estimate.needed_spread == 0 and r.estimate.ratio == pytest.approx(1.0)
+               and r.reason == "within the runs' own noise (--max-spread 25 %)" for r in judged)
+    assert all(r.estimate.interval.low <= 1.0 <= r.estimate.interval.high for r in judged)
     assert [(g.metric, g.ratio, g.cells) for g in c.geomeans] == [("tok_s", pytest.approx(1.0), 4),
                                                                  ("tbt", pytest.approx(1.0), 4),
                                                                  ("ttft", pytest.approx(1.0), 2)]
+    # With no maximum either: the within-run interval only, never a verdict, and not judged.
+    alone = compare_runs([RUN1], [RUN1], within_only())
+    judged = [r for r in alone.rows if r.verdict != NOT_COMPARABLE]
+    assert all(r.verdict == INSUFFICIENT and r.reason.startswith("one run each side: within-run interval")
+               and "--run-spread" in r.reason for r in judged)
+    assert alone.exit_code == 3 and len(alone.undecided) == 12
 
 
 def test_each_figure_is_the_cells_own():
@@ -81,26 +94,57 @@ def test_cpu_hogs_make_every_cell_slower_and_exit_1_beyond_a_stated_spread():
             assert 1.05 < r.estimate.at_least < 1 / r.estimate.ratio
     assert c.geomeans[0].ratio < 0.5
     back = compare_runs([HOG], [RUN1], stated(0.10))  # the other way round: faster, nothing regressed
-    assert {r.verdict for r in back.rows} == {FASTER, NOT_COMPARABLE} and back.exit_code == 0
+    assert {r.verdict for r in back.rows} == {FASTER, NOT_COMPARABLE} and back.exit_code == 3  # C=1 TTFT: too few
     # Without a stated spread the same pair shows its within-run intervals and does not fail.
-    alone = compare_runs([RUN1], [HOG])
-    assert alone.exit_code == 0 and {r.verdict for r in alone.rows} == {INSUFFICIENT, NOT_COMPARABLE}
+    alone = compare_runs([RUN1], [HOG], within_only())
+    assert alone.exit_code == 3 and {r.verdict for r in alone.rows} == {INSUFFICIENT, NOT_COMPARABLE}
     assert [r.estimate.ratio for r in alone.rows if r.estimate] == pytest.approx([r.estimate.ratio for r in c.rows
                                                                                   if r.estimate], rel=1e-12)
 
 
+def test_one_run_against_a_run_many_times_slower_is_slower_beyond_the_maximum_spread():
+    # The hog run (other programs' CPU load through every window, 3-26x slower) against a quiet one, one run each
+    # side and nothing stated: a row is slower exactly when the spread its change needs to be noise is beyond 25 %.
+    c = compare_runs([RUN1], [HOG])
+    judged = [r for r in c.rows if r.estimate is not None]
+    assert len(judged) == 10 and c.exit_code == 1
+    for r in judged:
+        need = r.estimate.needed_spread
+        assert (r.verdict == SLOWER) == (need > 0.25), r
+        assert f"{need * 100:.0f} %" in r.reason and "--max-spread 25 %" in r.reason
+    tok = rows_by(c)[("1024x1", "tok_s")]  # 16x slower: noise only if runs varied by 70 % (log sd) or more
+    assert tok.estimate.ratio < 0.07 and tok.verdict == SLOWER and tok.estimate.needed_spread > 0.6
+    assert tok.reason.endswith(f"noise only if runs varied by {tok.estimate.needed_spread * 100:.0f} % or more, "
+                               "beyond --max-spread 25 %")
+    # The needed spread is the one at which the change sits on the edge of the row's band: z·√(s_w² + 2σ²).
+    from inproc.compare.bound import row_z, within_se
+    e = tok.estimate
+    z, sw = row_z(10), within_se(e.ratio, e.within, 0.95)
+    assert abs(np.log(e.ratio)) == pytest.approx(z * np.hypot(sw, np.sqrt(2) * e.needed_spread))
+    # A looser maximum calls fewer rows, all of them the ones needing more than it; the other way round: faster.
+    loose = compare_runs([RUN1], [HOG], CompareSettings(tests=StatSettings(max_spread=0.6)))
+    assert {r.key for r in loose.rows if r.verdict == SLOWER} < {r.key for r in c.rows if r.verdict == SLOWER}
+    assert all(r.estimate.needed_spread > 0.6 for r in loose.rows if r.verdict == SLOWER)
+    back = compare_runs([HOG], [RUN1])
+    assert not back.regressions and {r.verdict for r in back.rows if r.estimate} == {FASTER, NOT_SIGNIFICANT}
+
+
 def test_same_build_pairs_are_never_a_regression():
     # A same-build one-against-one compare is not a regression, either way round, at the spread these runs show
-    # between them (tok/s 5-7 % a run, see test_a_baseline_of_runs_uses_the_spread_between_them).
+    # between them (tok/s 5-7 % a run, see test_a_baseline_of_runs_uses_the_spread_between_them), nor against the
+    # default maximum spread (every row needs far less than 25 %).
     for a, b in ((RUN1, RUN2), (RUN1, RUN3), (RUN2, RUN3)):
         for base, new in ((a, b), (b, a)):
             c = compare_runs([base], [new], stated(0.07))
-            assert c.exit_code == 0 and not any(r.verdict == SLOWER for r in c.rows)
+            assert c.exit_code == 3 and not any(r.verdict == SLOWER for r in c.rows)  # 3: C=1's TTFT, too few samples
+            d = compare_runs([base], [new])
+            assert d.exit_code == 3 and not d.regressions and {r.metric for r in d.undecided} == {"ttft"}
+            assert max(r.estimate.needed_spread for r in d.rows if r.estimate) < 0.1
 
 
 def test_within_run_noise_alone_would_call_run_to_run_drift_a_change():
     # run-2 -> run-3 at 1K x 4: tok/s 5.3 % down, and the block bootstrap inside the windows excludes 1.
-    row = rows_by(compare_runs([RUN2], [RUN3]))[("1024x4", "tok_s")]
+    row = rows_by(compare_runs([RUN2], [RUN3], within_only()))[("1024x4", "tok_s")]
     assert row.estimate.within.high < 1 and not row.estimate.significant and 0.94 < row.estimate.ratio < 0.95
     assert row.verdict == INSUFFICIENT and f"{row.estimate.within.high:.3f}" in row.reason
     # With the spread these runs show between them (tok/s 6-7 %) it is within the noise.
@@ -242,3 +286,39 @@ def test_queued_cells_are_judged_when_the_same_number_runs():
     r = rows_by(compare_runs([SEQS2], [other], allow))[("256x4", "tok_s")]
     assert r.verdict == NOT_COMPARABLE
     assert r.reason == "Requests queued in both, not the same queue: 2 running, 2 waiting vs 3 running, 2 waiting"
+
+
+@dataclass(frozen=True, eq=False)
+class DisturbedEntry(DecodeEntry):
+    """A recorded cell with the disturbed flag set, as a run that saw other processes' load records it."""
+
+    disturbed: str = ""
+
+
+def disturb(rec, cause: str):
+    """The run with every decode cell flagged disturbed (the figures kept, as the flag keeps them)."""
+    entries = tuple(DisturbedEntry(**{f.name: getattr(e, f.name) for f in fields(DecodeEntry)}, disturbed=cause)
+                    for e in rec.decode)
+    return replace(rec, decode=entries)
+
+
+def test_a_quiet_run_against_a_disturbed_one_never_exits_0():
+    cause = "disturbed: other processes used 1.9 cores of 2 (95 %) during the window"
+    loaded = disturb(HOG, cause)  # the hog run's cells, which the other programs' load slowed, flagged
+    for base, new in (([RUN1], [loaded]), ([loaded], [RUN1]), ([RUN1, RUN2, RUN3], [loaded])):
+        c = compare_runs(base, new)
+        assert c.exit_code == 3 and not c.regressions and len(c.undecided) == len(c.rows) == 12
+        side = "new" if new[0] is loaded else "baseline"
+        assert all(r.verdict == NOT_COMPARABLE and r.reason == f"disturbed in the {side} run: {cause[11:]}"
+                   for r in c.rows)
+    # Flagged on one cell only: that cell is left out and named; the others are judged (slower: exit 1).
+    one = replace(HOG, decode=tuple(disturb(HOG, cause).decode[k] if e.key == "1024x4" else e
+                                    for k, e in enumerate(HOG.decode)))
+    c = compare_runs([RUN1], [one])
+    assert {r.key for r in c.undecided if "disturbed" in r.reason} == {"1024x4"} and c.exit_code == 1
+    # The summary names the cells not judged and why.
+    from inproc.render.compare import summary_line
+    quiet = compare_runs([RUN1], [disturb(RUN2, cause)], CompareSettings(metrics=("tok_s",)))
+    assert quiet.exit_code == 3 and summary_line(quiet) == (
+        "No regression found, but 4 rows could not be judged (256 x 1, 256 x 4, 1K x 1, 1K x 4: disturbed in the new "
+        "run) (4 not comparable).")

@@ -6,12 +6,15 @@ calls, and answers each call with the next value of a recorded sequence:
 * ``FakeGpu.replay[key]`` is a list; the k-th call of that query answers item k (the
   last item repeats once the list is used up). An exception instance in the list is
   raised instead (a sample that fails). A key with no list answers "Not Supported".
+  A callable instead of a list is called for each answer (an energy counter that follows
+  a fake clock, however often it is read).
 * The instantaneous-power field answers through ``nvmlDeviceGetFieldValues`` as the
   real API does: an error there is the entry's ``nvmlReturn``, not an exception.
 
 Keys: energy_mj, power_instant_mw, power_average_mw, sm_clock_mhz, mem_clock_mhz,
 temp_c, util (gpu %, memory %), mem_used_bytes, clocks_event_reasons, and
-violation_<policy>_ns for each policy name in ``inproc.telemetry.nvml_ids``.
+violation_<policy>_ns for each policy name in ``inproc.telemetry.nvml_ids``, and
+compute_processes ([(pid, used bytes or None), ...]: nvmlDeviceGetComputeRunningProcesses).
 ``calls[key]`` counts the calls made, so tests can see what was (not) retried.
 """
 
@@ -54,7 +57,7 @@ class FakeGpu:
         seq = self.replay.get(key)
         if not seq:
             raise FakeNvmlError(NOT_SUPPORTED)
-        value = seq[min(self.calls[key] - 1, len(seq) - 1)]
+        value = seq() if callable(seq) else seq[min(self.calls[key] - 1, len(seq) - 1)]
         if isinstance(value, BaseException):
             raise value
         return value
@@ -145,6 +148,9 @@ class FakeNvml:
 
     def nvmlDeviceGetTemperature(self, gpu: FakeGpu, sensor: int) -> int:
         return gpu.answer("temp_c")
+
+    def nvmlDeviceGetComputeRunningProcesses(self, gpu: FakeGpu) -> list[SimpleNamespace]:
+        return [SimpleNamespace(pid=pid, usedGpuMemory=used) for pid, used in gpu.answer("compute_processes")]
 
     def nvmlDeviceGetUtilizationRates(self, gpu: FakeGpu) -> SimpleNamespace:
         gpu_pct, mem_pct = gpu.answer("util")

@@ -155,6 +155,15 @@ NAMES: tuple[tuple[str, str], ...] = (
     ("_topk_topp_kernel", "sampling"),
     ("_gumbel_sample_kernel", "sampling"),
     ("apply_token_bitmask_inplace_kernel", "sampling"),
+    ("void at::native::radixSortKVInPlace<2, -1, 32, 32, float, long, unsigned int>(at::cuda::detail::TensorInfo<float, "
+     "unsigned int>, unsigned int, unsigned int, unsigned int, at::cuda::detail::TensorInfo<long, unsigned int>, "
+     "unsigned int, bool)", "sampling"),  # trace (H200, a transformers MoE's routing: torch.sort)
+    ("void at::native::vectorized_gather_kernel<16, long>(char*, char*, long*, int, long, long, long, long, bool)",
+     "memory"),  # trace (H200, tests/fixtures/h200/eager_sync.json.gz: the embedding's gather)
+    ("void at::cuda::kernelHistogram1D<long, long, int, 1, 2, -1, (at::cuda::CUDAHistogramMemoryType)0, "
+     "at::native::(anonymous namespace)::_bincount_cuda_template<long, long>(at::Tensor const&, at::Tensor const&, "
+     "long)::{lambda(long)#1}>(at::cuda::detail::TensorInfo<long, int>, at::cuda::detail::TensorInfo<long, int>, "
+     "at::cuda::detail::TensorInfo<long, int>, int, long, long, int, ...)", "elementwise"),  # as launched (bincount)
     ("void at::native::sbtopk::gatherTopK<float, unsigned int, 2, false>(at::cuda::detail::TensorInfo<float const, "
      "unsigned int>, unsigned int, unsigned int, bool, unsigned int, unsigned int, ...)", "sampling"),
     ("void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float, "

@@ -97,6 +97,30 @@ def test_sdpa_backends_and_copies_as_torch_names_them_get_the_expected_category(
     assert kernel_check.judge("copy", "memory", copies).share == pytest.approx(1.0)
 
 
+def test_the_checks_filing_verdict_runs_on_the_products_reading_of_real_h200_traces():
+    from inproc.kernels.chrome import events_of, load_trace
+    from inproc.kernels.filing import file_events
+
+    h200 = ROOT / "tests" / "fixtures" / "h200"
+    for name, outside in (("graph_async", 214), ("compiled_graph_async", 197), ("eager_sync", 0)):
+        path = str(h200 / f"{name}.json.gz")
+        filed = file_events(load_trace(path))
+        assert kernel_check.own_start_outside(path) == outside
+        r = kernel_check.judge(name, kernel_check.MIXED, kernel_check.rows_of(filed), filed, outside, steps=4)
+        assert r.passed is True and r.unfiled == 0 and len(set(r.per_step)) == 1, r.detail
+    # A launch outside every mark fails the part, whatever its categories.
+    lost = file_events(events_of({"traceEvents": [
+        {"ph": "X", "cat": "user_annotation", "name": "inproc step", "pid": 1, "tid": 1, "ts": 0, "dur": 10},
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 2, "dur": 1,
+         "args": {"correlation": 1}},
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 20, "dur": 1,
+         "args": {"correlation": 2}},
+        *({"ph": "X", "cat": "kernel", "name": "nvjet_tst_64x8_64x16_4x1_v_bz_TNN", "pid": 0, "tid": 7, "ts": 30 + c,
+           "dur": 1, "args": {"correlation": c}} for c in (1, 2))]}))
+    r = kernel_check.judge("gemm", "gemm", kernel_check.rows_of(lost), lost, steps=1)
+    assert r.passed is False and "1 of 2 device activities not filed to a step" in r.detail
+
+
 def test_nsys_step_ranges_are_counted_from_the_nvtx_summary_csv():
     # nsys stats --report nvtx_sum --format csv: a header line, then one row per range name.
     csv_text = ('Processing [check.sqlite] with [nvtx_sum.py]...\n'

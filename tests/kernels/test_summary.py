@@ -14,7 +14,8 @@ from inproc.kernels.table import KernelTable
 from inproc.record.compact import CellAnatomy
 from inproc.record.io import load_results
 from inproc.record.summarize import anatomy_of
-from inproc.record.summary import record_from_summary, summary_json
+from inproc.record.baseline import record_from_summary
+from inproc.record.summary import summary_json
 from tests.conftest import FIXTURES
 from tests.sim.kernels import attach
 

@@ -54,8 +54,9 @@ def test_cpu_profile_says_what_its_matrix_shows(path):
 
 
 #: The shipped CPU profiles whose matrix run is a long test (scripts/test_long.sh): the speculative one and the
-#: tiny DeepSeek-V3 (the README's test command runs the default profiles' matrices).
-LONG_RUNS = {"cpu-vllm-tiny-llama-ngram", "cpu-vllm-tiny-deepseek-v3"}
+#: tiny DeepSeek-V3, and the transformers twin (2.5 min of 4K prefills on 2 cores; the README's test command runs the
+#: vLLM and SGLang default profiles' matrices).
+LONG_RUNS = {"cpu-vllm-tiny-llama-ngram", "cpu-vllm-tiny-deepseek-v3", "cpu-transformers-tiny-llama"}
 
 
 @pytest.mark.parametrize("path", [pytest.param(p, marks=[pytest.mark.long] if p.stem in LONG_RUNS else [])

@@ -14,7 +14,8 @@ from inproc import types as st
 from inproc.errors import UsageError
 from inproc.record.io import (SCHEMA_VERSION, ResultsWriter, cells_dir, load_results, read_finished, to_json,
                               write_results)
-from inproc.record.cells import cell_name, read_skeleton
+from inproc.record.cells import cell_name
+from inproc.record.load import read_skeleton
 from inproc.record.contain import CellFolder
 from inproc.record.definitions import DEFINITIONS_VERSION
 from inproc.record.tojson import HEADLINE, entry_id, entry_json
@@ -117,7 +118,8 @@ def test_minus_zero_and_off_grid_times_read_back_exactly(tmp_path):
     """A seconds column holding -0.0, or a time off the nanosecond grid, stays float64 seconds."""
     from inproc.measure.steps import StepTrace
     from inproc.measure.trace import CellTrace, RequestTrace
-    from inproc.record.cells import read_cell, write_cell
+    from inproc.record.cells import write_cell
+    from inproc.record.load import read_cell
     from inproc.record.contain import CellFolder
 
     n = 5
@@ -238,7 +240,7 @@ def test_cell_files_of_an_earlier_run_at_the_path_are_not_taken(tmp_path):
 def test_a_new_run_that_crashes_at_its_first_save_never_reads_the_old_runs_cells(tmp_path, monkeypatch, crash_in):
     """The first save of a new file (``--force`` over an old one) replaces the manifest before the old
     cell folder goes and before any new cell: a crash anywhere leaves a file of one run."""
-    from inproc.record import io
+    from inproc.record import write as io
 
     rec = load_results(SMALL)
     out = tmp_path / "r.json"
@@ -281,7 +283,8 @@ def test_measured_times_are_whole_nanoseconds_stored_as_such_and_derive_the_same
     from inproc.measure.trace import CellTrace
     import pyarrow.parquet as pq
 
-    from inproc.record.cells import read_cell, write_cell
+    from inproc.record.cells import write_cell
+    from inproc.record.load import read_cell
     from inproc.record.contain import CellFolder
     from tests.run.test_decode_cell import run_cell
     from tests.fakes.fake_engine import FakeScript

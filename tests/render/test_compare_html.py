@@ -44,8 +44,9 @@ def points(page: str) -> set[tuple[str, float, float]]:
 def test_the_page_holds_the_verdict_table_and_both_runs_points(tmp_path, capsys):
     page_path = tmp_path / "compare.html"
     code, out, err = compare(RUN1, RUN2, "--run-spread", "5%", "--html", str(page_path), capsys=capsys)
-    assert code == 0 and out.rstrip().endswith(".") and f"compare: {page_path}" in err
+    assert code == 3 and "could not be judged (256 x 1 ttft, 1K x 1 ttft: too few samples)" in out and out.rstrip().endswith(".") and f"compare: {page_path}" in err
     page = page_path.read_text()
+    assert "inproc compare: not every row judged" in page  # exit 3: no regression found, not every row judged
     base = expected_points(RUN1, "baseline run-1 (vllm 0.32.0)")
     new = expected_points(RUN2, "new run-2 (vllm 0.32.0)")
     assert base and new

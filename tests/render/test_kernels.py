@@ -96,3 +96,16 @@ def test_a_pass_that_could_not_run_shows_its_reason():
     assert f"256 × 1: {t(why)}" in render_html(rec) and f"Kernels: 256 × 1: {why}" in render_matrix(rec)
     alone = replace(RUN, decode=(attach(RUN.decode[0], None, why), *RUN.decode[1:]))
     assert section(render_markdown(alone)).strip() == f"- 256 × 1: {why}"
+
+
+def test_a_pass_that_could_not_file_every_device_activity_says_how_many_in_every_format():
+    rec = run_with_kernels()
+    e = rec.decode[0]
+    lost = replace(e.trace.kernel_pass, device="cuda", filed=230, unfiled=2, unfiled_ns=41_000)
+    rec = replace(rec, decode=(replace(e, trace=replace(e.trace, kernel_pass=lost)), *rec.decode[1:]))
+    line = ("256 × 1: 2 of 232 device activities not filed to a step (0.041 ms of device time); "
+            "its table holds the filed ones only")
+    assert f"Device activities not filed to a step:\n\n- {line}" in render_markdown(rec)
+    assert " ".join(render_matrix(rec).split()).count(f"Kernels: {line}") == 1  # wrapped at the terminal's width
+    assert t(line) in render_html(rec)
+    assert "not filed" not in render_markdown(run_with_kernels())  # all filed (or a CPU pass): no line

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from inproc.record.cells import read_cell
+from inproc.record.load import read_cell
 from inproc.record.contain import CellFolder
 from inproc.record.io import cells_dir, load_results, write_results
 from tests.conftest import DEFAULT_PROFILE, FIXTURES, needs_vllm

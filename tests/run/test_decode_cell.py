@@ -34,8 +34,10 @@ def run_cell(script: FakeScript | None = None, c: int = 4, max_tokens: int = 50,
     debug = settings.pop("debug", None)
     should_stop = settings.pop("should_stop", None)
     ticker = settings.pop("ticker", None)
+    on_edge = settings.pop("on_edge", None)
     s = DecodeSettings(c, window_s, max_tokens, **settings)
-    cell = DecodeCell(engine, prompts, s, ids or itertools.count(1), engine.clock, debug, should_stop, ticker)
+    cell = DecodeCell(engine, prompts, s, ids or itertools.count(1), engine.clock, debug, should_stop, ticker,
+                      on_edge)
     return engine, cell.run()
 
 
@@ -61,6 +63,22 @@ def test_window_opens_after_the_last_first_token_and_a_time_window_leaves_its_cl
     assert eng.counters().generation_tokens - trace.counters_start.generation_tokens == 44
     assert all(r.finish_reason == "abort" for r in trace.requests) and not eng.has_unfinished()
     assert ticks and ticks[0].startswith("  warm-up") and "4 running, 0 waiting" in ticks[-1]
+
+
+def test_the_window_edges_are_told_when_they_happen_in_absolute_clock_time():
+    """Telemetry reads the GPUs' energy counters at these calls: the open at the window's first edge, the close
+    at the end of the step that closed it (a time window learns it closed one step late)."""
+    edges = []
+    _, trace = run_cell(FakeScript(prefill_steps=3, step_s=STEP_S), window_s=1.25,
+                        on_edge=lambda label, t_s: edges.append((label, t_s)))
+    w = m.window(trace)
+    origin, ends = trace.clock_origin_s, trace.steps.t_end_s
+    assert edges == [("open", origin + trace.window_open_s), ("close", origin + ends[w.last_step + 1])]
+    edges.clear()
+    _, trace = run_cell(window_steps=5, on_edge=lambda label, t_s: edges.append((label, t_s)))
+    w = m.window(trace)  # a step window closes with its last step
+    assert edges == [("open", trace.clock_origin_s + trace.window_open_s),
+                     ("close", trace.clock_origin_s + trace.steps.t_end_s[w.last_step])]
 
 
 def test_a_step_window_holds_exactly_its_steps():

@@ -24,13 +24,21 @@ HW_THERMAL = 0x40
 SW_POWER_CAP = 0x4
 
 
-def full_gpu(power_w: list[float], start_mj: int = 0, **replay) -> FakeGpu:
-    """A fake GPU whose energy counter integrates ``power_w`` (held for one period each)."""
+T0_S = 100.0  # the fake clock's time at the cell's start
+
+
+def full_gpu(power_w: list[float], start_mj: int = 0, clock: FakeClock | None = None, **replay) -> FakeGpu:
+    """A fake GPU whose energy counter integrates ``power_w`` (held for one period each).
+
+    The counter follows ``clock`` (the one :func:`replay_cell` drives): at sample k's time it
+    reads the energy up to sample k, however many times it is read.
+    """
     energy = [start_mj]
     for p in power_w[:-1]:
         energy.append((energy[-1] + int(round(p * PERIOD_S * 1000))) % 2**64)
+    clock = clock or CLOCK
     base = {
-        "energy_mj": energy,
+        "energy_mj": lambda: energy[min(int(round((clock.t_s - T0_S) / PERIOD_S)), len(energy) - 1)],
         "power_instant_mw": [int(p * 1000) for p in power_w],
         "power_average_mw": [1],
         "sm_clock_mhz": [1980],
@@ -48,15 +56,28 @@ def full_gpu(power_w: list[float], start_mj: int = 0, **replay) -> FakeGpu:
     return FakeGpu(replay=base)
 
 
-def replay_cell(nvml: FakeNvml, num_samples: int, host: bool = False) -> tuple[TelemetryTrace, FakeClock]:
-    """Run one cell with the caller taking ``num_samples`` samples PERIOD_S apart."""
-    clock = FakeClock(100.0)
+CLOCK = FakeClock(T0_S)
+
+
+def replay_cell(nvml: FakeNvml, num_samples: int, host: bool = False,
+                marks: dict[int, str] | None = None) -> tuple[TelemetryTrace, FakeClock]:
+    """Run one cell with the caller taking ``num_samples`` samples PERIOD_S apart (on ``CLOCK``).
+
+    ``marks``: sample index -> window edge ("open" / "close") marked at that sample's time.
+    """
+    clock = CLOCK
+    clock.t_s = T0_S
+    marks = marks or {}
     tel = open_telemetry(nvml=nvml, host=host, clock=clock)
     tel.start_cell(background=False)  # sample 0
-    for _ in range(num_samples - 2):
+    for i in range(1, num_samples - 1):
         clock.advance(PERIOD_S)
         tel.sample_now()
+        if i in marks:
+            tel.mark(marks[i])
     clock.advance(PERIOD_S)
+    if num_samples - 1 in marks:
+        tel.mark(marks[num_samples - 1])
     trace = tel.stop_cell()  # the closing sample
     tel.close()
     assert nvml.shutdown_calls == 1
@@ -65,10 +86,11 @@ def replay_cell(nvml: FakeNvml, num_samples: int, host: bool = False) -> tuple[T
 
 def test_replayed_power_gives_the_analytic_energy_and_means():
     power = [300.0 + 10 * (i % 5) for i in range(50)]
-    trace, _ = replay_cell(FakeNvml([full_gpu(power)]), 50)
+    a, b = 10, 40  # window on sample times t[10]..t[40], its edges marked there
+    trace, _ = replay_cell(FakeNvml([full_gpu(power)]), 50, marks={a: "open", b: "close"})
     t = trace.gpus[0].series.t_s
     assert np.allclose(np.diff(t), PERIOD_S)
-    a, b = 10, 40  # window on sample times t[10]..t[40]
+    assert [r.label for r in trace.energy_reads] == ["start", "open", "close", "stop"]
     fig = cell_figures(trace, t[a], t[b], output_tokens=1200)
     exact_j = sum(power[a:b]) * PERIOD_S
     assert fig.energy_j == pytest.approx(exact_j, abs=1e-6)
@@ -76,7 +98,7 @@ def test_replayed_power_gives_the_analytic_energy_and_means():
     assert fig.tokens_per_joule == pytest.approx(1200 / exact_j)
     assert fig.mean_power_w == pytest.approx(np.mean(power[a : b + 1]))
     assert fig.max_gpu_power_w == max(power[a : b + 1])
-    assert fig.gpus[0].power_source == "instant"
+    assert fig.gpus[0].power_source == "instant" and fig.gpus[0].energy_source == "edges"
     assert fig.gpus[0].max_temp_c == 46.0
     assert fig.gpus[0].num_samples == b - a + 1
     assert fig.throttle_fraction["hw_thermal_slowdown"] == 0.0
@@ -95,18 +117,19 @@ def test_energy_counter_wrap_through_the_sampler():
 def test_a_sample_that_raises_leaves_a_marked_gap():
     power = [400.0] * 20
     gpu = full_gpu(power)
-    gpu.replay["energy_mj"][7] = FakeNvmlError(UNKNOWN)
+    gpu.replay["sm_clock_mhz"] = [1980] * 20
+    gpu.replay["sm_clock_mhz"][7] = FakeNvmlError(UNKNOWN)
     gpu.replay["temp_c"] = [50] * 20
     gpu.replay["temp_c"][3] = FakeNvmlError(UNKNOWN)
-    trace, _ = replay_cell(FakeNvml([gpu]), 20)
+    trace, _ = replay_cell(FakeNvml([gpu]), 20, marks={2: "open", 12: "close"})
     s = trace.gpus[0].series
-    assert not s.ok["energy_mj"][7] and s.ok["energy_mj"].sum() == 19
+    assert not s.ok["sm_clock_mhz"][7] and s.ok["sm_clock_mhz"].sum() == 19
     assert np.isnan(s.values["temp_c"][3]) and not s.ok["temp_c"][3]
-    assert s.read_errors["energy_mj"].startswith("1 failed reads; first: FakeNvmlError")
-    assert "energy_mj" not in s.unsupported  # one failure is a gap, not a switch-off
+    assert s.read_errors["sm_clock_mhz"].startswith("1 failed reads; first: FakeNvmlError")
+    assert "sm_clock_mhz" not in s.unsupported  # one failure is a gap, not a switch-off
     fig = cell_figures(trace, s.t_s[2], s.t_s[12], None)
-    assert fig.energy_j == pytest.approx(400.0 * 1.0, abs=1e-6)  # interpolated across the gap
-    assert fig.gpus[0].max_temp_c == 50.0
+    assert fig.energy_j == pytest.approx(400.0 * 1.0, abs=1e-6)  # from the edge reads
+    assert fig.gpus[0].max_temp_c == 50.0 and fig.gpus[0].mean_sm_clock_mhz == 1980.0
 
 
 def test_an_unsupported_query_is_asked_once_and_reported():
@@ -116,7 +139,9 @@ def test_an_unsupported_query_is_asked_once_and_reported():
     trace, _ = replay_cell(FakeNvml([gpu]), 25)
     assert gpu.calls["temp_c"] == 1
     assert gpu.calls["violation_reliability_ns"] == 1
-    assert gpu.calls["energy_mj"] == 25
+    # The energy counter (3 ms a read on the H200) only at the edges (start, stop) and on every
+    # 10th sample and the closing one: 0, 10, 20, 24.
+    assert gpu.calls["energy_mj"] == 2 + 4
     fig = cell_figures(trace, trace.started_s, trace.stopped_s, 10)
     assert fig.gpus[0].max_temp_c is None
     assert "unsupported" in fig.gpus[0].reasons["max_temp_c"]
@@ -288,9 +313,11 @@ def test_real_host_sampling_in_a_background_thread():
     assert 0.0 < fig.host_cpu_util_pct <= 100.0  # this thread kept one CPU busy
     assert fig.max_rss_bytes > 0
     assert fig.mean_cpu_freq_mhz is None or fig.mean_cpu_freq_mhz > 0  # read on every 10th sample, where the platform has it
-    # The sampler's own thread: some CPU, and no more than one core over the cell it lived in.
-    assert 0.0 < trace.sampler_cpu_s <= trace.stopped_s - trace.started_s
-    assert fig.sampler_cpu_pct == pytest.approx(100.0 * trace.sampler_cpu_s / (trace.stopped_s - trace.started_s))
+    # The host thread's own CPU (GPUs given as an object are read on it too): some, at most one core.
+    assert 0.0 < trace.inproc_cpu_s <= trace.stopped_s - trace.started_s
+    assert [m.label for m in trace.marks] == ["start", "stop"]
+    assert trace.marks[-1].host_cpu_s <= trace.inproc_cpu_s
+    assert trace.sampler_cpu_s == 0.0 and fig.sampler_cpu_pct == 0.0  # no sampler process
     # The CPU counters are kernel ticks, measured on the nanosecond grid: a cell file stores them as integer ns.
     for column in ("process_cpu_s", "host_busy_s", "host_total_s"):
         values = host.values[column][host.ok[column]] if column in host.ok else host.values[column]

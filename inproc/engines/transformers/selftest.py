@@ -1,0 +1,43 @@
+"""``inproc selftest`` for transformers: the loop body the adapter steps and the pieces it reaches for.
+
+One mode: synchronous batching (a step returns the tokens of the batch it formed); the profiler,
+the forced preemption (the engine offloads a request back to its waiting queue when blocks run
+short) and the capacity checks ride on it.
+"""
+from __future__ import annotations
+
+
+from inproc.engines.base import SelftestMode
+from inproc.types import LaunchSpec
+
+#: The shipped profile whose tiny model and pool the selftest builds (launch_profiles/).
+TINY_PROFILE = "cpu-transformers-tiny-llama.toml"
+#: Taken from the tiny profile when a profile's own model is swapped for the tiny one.
+TINY_ARGS = ("load-format", "max-model-len", "num-blocks", "block-size", "max-batch-tokens", "device",
+             "use-cuda-graph", "dtype")
+MODEL_ARGS = ("attn-implementation",)
+
+_CB = "transformers.generation.continuous_batching"
+#: Engine code the adapter reaches for.
+PIECES = (
+    ("transformers.generation.configuration_utils:ContinuousBatchingConfig",),
+    (f"{_CB}.continuous_api:ContinuousBatchingManager._create_batch_processor",),
+    (f"{_CB}.continuous_api:ContinuousBatchingManager._generation_step",),
+    (f"{_CB}.continuous_api:ContinuousBatchingManager.add_request",),
+    (f"{_CB}.continuous_api:ContinuousBatchingManager.cancel_request",),
+    (f"{_CB}.continuous_api:ContinuousBatchProcessor.prepare_next_batch",),
+    (f"{_CB}.continuous_api:ContinuousBatchProcessor.update_batch",),
+    (f"{_CB}.scheduler:SCHEDULER_MAPPING",),
+    (f"{_CB}.scheduler:FIFOScheduler.schedule_batch",),
+    (f"{_CB}.model_runner:ModelRunner.maybe_pad_inputs",),
+    (f"{_CB}.requests:FutureRequestState",),
+    (f"{_CB}.cache:PagedAttentionCache",),
+)
+
+
+def commit() -> str:
+    return "not recorded in this build"
+
+
+def modes(launch: LaunchSpec) -> tuple[SelftestMode, ...]:
+    return (SelftestMode("sync batching", launch, main=True),)

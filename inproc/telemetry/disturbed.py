@@ -1,0 +1,216 @@
+"""Was the machine disturbed during an entry's window? The rule, its thresholds and its reason in words.
+
+A disturbed entry keeps its status and figures, is flagged with the cause, and is left out of
+verdicts (compare, baseline, history, bisect), as a throttled one is: its speed may say more about
+other work on the machine than about the engine. Sources, all read from the window's own samples:
+
+* other processes' CPU: the host's busy CPU (``psutil.cpu_times()``, steal left out) less this
+  process tree's (``os.times()`` of this process plus its live and reaped children's CPU time,
+  engine workers included), in cores;
+* steal: CPU time the hypervisor gave to other guests (``cpu_times().steal``, Linux), in cores;
+* CPU frequency: the mean over CPUs against their stated maximum (``psutil.cpu_freq()``);
+* the window's own stability (decode cells): the median step time of its second half against its
+  first, and the longest stretch of consecutive steps far above the window's median;
+* on a GPU, compute processes that are not this tree's holding one of the sampled GPUs
+  (``inproc.telemetry.gpu_procs``, read as each entry's sampling ends).
+
+Every threshold is below, each with its reason; ``docs/method.md`` quotes them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from inproc.telemetry import metrics as m
+from inproc.telemetry.series import SampleSeries
+from inproc.telemetry.trace import TelemetryTrace
+
+# Other processes' CPU flags a window when it reaches MIN_OTHER_CORES and either the host had less
+# than MIN_IDLE_CORES idle (the other work then competes with this tree for a core) or the other work
+# is at least OTHER_HOST_SHARE of the host's CPUs (it shares caches and memory bandwidth even with
+# cores to spare). A quiet Linux host's daemons and kernel threads use a few hundredths of a core;
+# a quarter core is ten times that and half what the smallest burner worth naming (0.5 core) uses.
+MIN_OTHER_CORES = 0.25
+MIN_IDLE_CORES = 0.5
+OTHER_HOST_SHARE = 0.10
+# Steal of a tenth of a core over the window: the hypervisor ran another guest on our CPUs.
+MAX_STEAL_CORES = 0.10
+# The mean frequency over CPUs below half its maximum while at least half the host is busy: the mean
+# then speaks for busy CPUs (idle ones park at their minimum, so a mostly idle host is not judged).
+MIN_FREQ_SHARE = 0.50
+FREQ_BUSY_SHARE = 0.50
+# The window's stability. Its level (the second half's median step time against the first's) moves on a
+# quiet machine too: a batch that changes shape, requests replaced, caches warming (a quiet recorded
+# vLLM cell fell 2.2x). So a level change of HALF_RATIO_NAMED or more is only named beside another cause,
+# and flags a window alone from HALF_RATIO_ALONE (either direction). A stretch of at least
+# MIN_STRETCH_STEPS consecutive steps, and at least STRETCH_SHARE of the window's steps, each above
+# STRETCH_FACTOR times the window's median flags alone: a lone prefill of a replacement request is one or
+# two steps, a busy neighbour is many.
+HALF_RATIO_NAMED = 1.5
+HALF_RATIO_ALONE = 3.0
+STRETCH_FACTOR = 3.0
+MIN_STRETCH_STEPS = 8
+STRETCH_SHARE = 0.20
+MIN_HALF_STEPS = 4  # each half needs this many steps for its median to be a level
+# Counters tick in 10 ms and the tree's children are read at 1 Hz: a window shorter than this is
+# judged over the whole sampled entry (``TelemetryTrace.started_s`` to ``stopped_s``) instead.
+MIN_WINDOW_S = 1.0
+# The columns a host series needs to be judged (files written before them are not judged).
+NEEDED = ("children_cpu_s", "host_steal_s")
+
+
+@dataclass(frozen=True)
+class Disturbance:
+    """What the disturbance rule read over one window, and what it found (``causes``)."""
+
+    window_s: float | None = None  # the span the CPU figures cover (the window, or the entry when it is short)
+    host_cores: float | None = None  # CPUs of the host (all CPU seconds ÷ window seconds)
+    tree_cores: float | None = None  # this process and its children
+    other_cores: float | None = None  # busy − steal − this tree
+    idle_cores: float | None = None
+    steal_cores: float | None = None
+    freq_share: float | None = None  # mean CPU frequency ÷ its maximum
+    half_ratio: float | None = None  # second half's median step time ÷ first half's
+    stretch_steps: int | None = None  # longest run of steps above STRETCH_FACTOR × the median
+    window_steps: int | None = None
+    gpu_others: tuple[str, ...] = ()  # "GPU 0: pid 4242 (1,024 MiB)" for each other compute process
+    causes: tuple[str, ...] = ()
+    not_judged: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def reason(self) -> str:
+        """``disturbed: <cause>; <cause>`` or "" when no source crossed its threshold."""
+        return "disturbed: " + "; ".join(self.causes) if self.causes else ""
+
+    def to_dict(self) -> dict[str, object]:
+        d = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        return {**d, "gpu_others": list(self.gpu_others), "causes": list(self.causes),
+                "not_judged": list(self.not_judged)}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Disturbance":
+        known = {k: d[k] for k in cls.__dataclass_fields__ if k in d}
+        for k in ("gpu_others", "causes", "not_judged"):
+            known[k] = tuple(known.get(k) or ())
+        return cls(**known)
+
+
+def judge(trace: TelemetryTrace, t_open_s: float, t_close_s: float,
+          step_times_s: np.ndarray | None = None, step_ends_s: np.ndarray | None = None) -> Disturbance:
+    """The rule over ``[t_open_s, t_close_s]`` (perf_counter seconds) of ``trace``; ``step_times_s``: the
+    window's steps in order (decode cells; None for prefill entries), ending at ``step_ends_s``."""
+    notes: list[str] = []
+    cpu = _cpu(trace, t_open_s, t_close_s, notes)
+    stab = stability(step_times_s, step_ends_s)
+    gpu_others = tuple(trace.gpu_others)
+    d = Disturbance(**cpu, **stab, gpu_others=gpu_others, not_judged=tuple(notes))
+    return Disturbance(**{**d.__dict__, "causes": causes(d)})
+
+
+def causes(d: Disturbance) -> tuple[str, ...]:
+    """Each source past its threshold, in words (the first is the CPU others used)."""
+    out: list[str] = []
+    if d.other_cores is not None and d.other_cores >= MIN_OTHER_CORES and (
+            d.idle_cores < MIN_IDLE_CORES or d.other_cores >= OTHER_HOST_SHARE * d.host_cores):
+        out.append(f"other processes used {d.other_cores:.2f} cores of {d.host_cores:.0f} "
+                   f"({100 * d.other_cores / d.host_cores:.0f} %) during the window")
+    if d.steal_cores is not None and d.steal_cores >= MAX_STEAL_CORES:
+        out.append(f"the hypervisor took {d.steal_cores:.2f} cores (steal) during the window")
+    busy = None if d.idle_cores is None else 1 - d.idle_cores / d.host_cores
+    if d.freq_share is not None and d.freq_share < MIN_FREQ_SHARE and busy is not None and busy >= FREQ_BUSY_SHARE:
+        out.append(f"the CPUs ran at {100 * d.freq_share:.0f} % of their maximum frequency")
+    if d.half_ratio is not None and max(d.half_ratio, 1 / d.half_ratio) >= (HALF_RATIO_NAMED if out else HALF_RATIO_ALONE):
+        word = "rose" if d.half_ratio > 1 else "fell"
+        size = d.half_ratio if d.half_ratio > 1 else 1 / d.half_ratio
+        out.append(f"step time {word} {size:.1f}× in its second half")
+    if d.stretch_steps is not None and d.stretch_steps >= max(MIN_STRETCH_STEPS, STRETCH_SHARE * d.window_steps):
+        out.append(f"{d.stretch_steps} steps in a row ({100 * d.stretch_steps / d.window_steps:.0f} % of the "
+                   f"window) took over {STRETCH_FACTOR:g}× its median")
+    if d.gpu_others:
+        out.append("other processes held the GPU: " + ", ".join(d.gpu_others))
+    return tuple(out)
+
+
+def stability(step_times_s: np.ndarray | None, step_ends_s: np.ndarray | None = None) -> dict[str, float | int | None]:
+    """The window's halves in time (median step time of the steps ending in the second ÷ the first) and its
+    longest slow stretch; ``step_ends_s`` default: the steps back to back."""
+    if step_times_s is None or step_times_s.size == 0:
+        return {"half_ratio": None, "stretch_steps": None, "window_steps": None}
+    t = np.asarray(step_times_s, dtype=float)
+    n = t.size
+    ends = np.cumsum(t) if step_ends_s is None else np.asarray(step_ends_s, dtype=float)
+    start = ends[0] - t[0]
+    second = ends > start + (ends[-1] - start) / 2
+    ratio = None
+    if min(int(second.sum()), n - int(second.sum())) >= MIN_HALF_STEPS:
+        a, b = float(np.median(t[~second])), float(np.median(t[second]))
+        ratio = b / a if a > 0 else None
+    slow = t > STRETCH_FACTOR * float(np.median(t))
+    return {"half_ratio": ratio, "stretch_steps": longest_run(slow), "window_steps": int(n)}
+
+
+def longest_run(flags: np.ndarray) -> int:
+    """The longest run of True in ``flags``."""
+    best = run = 0
+    for f in flags.tolist():
+        run = run + 1 if f else 0
+        best = max(best, run)
+    return best
+
+
+def _cpu(trace: TelemetryTrace, t_open_s: float, t_close_s: float, notes: list[str]) -> dict[str, float | None]:
+    none = dict.fromkeys(("window_s", "host_cores", "tree_cores", "other_cores", "idle_cores", "steal_cores",
+                          "freq_share"))
+    host = trace.host
+    if host is None:
+        notes.append(f"host telemetry absent: {trace.host_absent_reason or 'not sampled'}")
+        return none
+    missing = [c for c in NEEDED if c not in host.values]
+    if missing:
+        notes.append(f"host samples lack {', '.join(missing)} (written before the rule)")
+        return none
+    if t_close_s - t_open_s < MIN_WINDOW_S:
+        t_open_s, t_close_s = trace.started_s, trace.stopped_s
+    try:
+        return {**none, **cpu_figures(host, t_open_s, t_close_s)}
+    except m.Absent as why:
+        notes.append(f"host CPU: {why}")
+        return none
+
+
+def cpu_figures(host: SampleSeries, t_open_s: float, t_close_s: float) -> dict[str, float | None]:
+    """Cores of the host, this tree, other processes, idle and steal over the window; the frequency share."""
+    span = t_close_s - t_open_s
+    if span <= 0:
+        raise m.Absent(f"empty window {t_open_s:.3f}-{t_close_s:.3f} s")
+    total = m.counter_delta(host, "host_total_s", t_open_s, t_close_s) / span
+    busy = m.counter_delta(host, "host_busy_s", t_open_s, t_close_s) / span
+    steal = m.counter_delta(host, "host_steal_s", t_open_s, t_close_s) / span
+    own = m.counter_delta(host, "process_cpu_s", t_open_s, t_close_s) / span
+    tree = own + _children_delta(host, t_open_s, t_close_s) / span
+    if total <= 0:
+        raise m.Absent("host CPU time did not advance over the window")
+    return {"window_s": span, "host_cores": total, "tree_cores": tree,
+            "other_cores": max(0.0, busy - steal - tree), "idle_cores": max(0.0, total - busy),
+            "steal_cores": steal, "freq_share": _freq_share(host, t_open_s, t_close_s)}
+
+
+def _children_delta(host: SampleSeries, t_open_s: float, t_close_s: float) -> float:
+    """The children's CPU seconds over the window. The sum over live children drops when one exits
+    before it is reaped; only increases count (a drop is that child's time leaving the sum)."""
+    t, v = host.valid("children_cpu_s")
+    if t.size < 2:
+        return 0.0  # never read (no psutil children query): no child time to add
+    cumulative = np.concatenate(([0.0], np.cumsum(np.clip(np.diff(v), 0.0, None))))
+    lo, hi = max(t_open_s, float(t[0])), min(t_close_s, float(t[-1]))
+    return float(np.interp(hi, t, cumulative) - np.interp(lo, t, cumulative)) if hi > lo else 0.0
+
+
+def _freq_share(host: SampleSeries, t_open_s: float, t_close_s: float) -> float | None:
+    try:
+        mean = m.window_mean(host, "cpu_freq_mhz", t_open_s, t_close_s)
+        top = m.window_max(host, "cpu_freq_max_mhz", t_open_s, t_close_s)
+    except m.Absent:
+        return None
+    return mean / top if top > 0 else None  # many VMs state no maximum (0)

@@ -1,0 +1,129 @@
+"""The disturbance rule's thresholds, on simulated host samples and step times whose truth is known
+(``tests.sim.host``), and on hand-made readings at each threshold's edge."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from inproc.telemetry import disturbed as d
+from inproc.telemetry.disturbed import Disturbance, causes, judge, stability
+from inproc.telemetry.trace import TelemetryTrace
+from tests.sim.host import HostSim, simulate
+
+
+def run(s: HostSim, seed: int = 0) -> Disturbance:
+    trace, t0, t1, steps = simulate(s, np.random.default_rng(seed))
+    return judge(trace, t0, t1, steps)
+
+
+def test_a_quiet_window_is_not_disturbed_and_its_figures_are_the_truth():
+    got = run(HostSim(window_s=10.0))
+    assert got.reason == ""
+    assert got.host_cores == pytest.approx(2.0, abs=0.01)
+    assert got.tree_cores == pytest.approx(1.0, abs=0.05)
+    assert got.other_cores < 0.1
+    assert got.steal_cores == pytest.approx(0.0, abs=0.01)
+
+
+def test_a_burner_through_the_window_is_named_with_its_cores():
+    got = run(HostSim(window_s=10.0, burner_cores=0.9))
+    assert got.other_cores == pytest.approx(0.93, abs=0.08)
+    assert got.reason.startswith("disturbed: other processes used 0.9")
+    assert "cores of 2 (4" in got.reason and "during the window" in got.reason
+
+
+def test_a_burner_in_the_second_half_names_the_step_time_rise_beside_the_cpu():
+    got = run(HostSim(window_s=10.0, burner_cores=1.0, burner_from=0.5, burner_slows=3.0))
+    assert got.causes[0].startswith("other processes used")
+    assert any(c.startswith("step time rose") for c in got.causes), got.causes
+    assert got.half_ratio == pytest.approx(3.0, rel=0.2)
+
+
+def test_workers_cpu_is_this_trees_not_other_processes():
+    trace, t0, t1, steps = simulate(HostSim(window_s=10.0, burner_cores=0.8), np.random.default_rng(1))
+    host = trace.host
+    # The same CPU, now counted as a worker's: the children's counter grows by the burner's share.
+    kids = np.where(host.ok["children_cpu_s"], host.t_s * 0.8, np.nan)
+    values = {**host.values, "children_cpu_s": kids}
+    as_worker = TelemetryTrace(**{**trace.__dict__, "host": replace(host, values=values)})
+    got = judge(as_worker, t0, t1, steps)
+    assert got.reason == "" and got.tree_cores == pytest.approx(1.8, abs=0.1)
+
+
+def test_steal_is_told_apart_from_other_processes():
+    got = run(HostSim(window_s=10.0, steal_cores=0.3))
+    assert got.steal_cores == pytest.approx(0.3, abs=0.02)
+    assert got.other_cores < d.MIN_OTHER_CORES
+    assert got.causes == ("the hypervisor took 0.30 cores (steal) during the window",)
+
+
+@pytest.mark.parametrize("other, idle, host, flagged", [
+    (d.MIN_OTHER_CORES, 0.4, 2.0, True),  # at the threshold, no spare core
+    (d.MIN_OTHER_CORES - 0.01, 0.0, 2.0, False),  # under it, whatever the idle
+    (0.3, 10.0, 64.0, False),  # a quarter core on a big idle host: spare cores
+    (7.0, 20.0, 64.0, True),  # a tenth of a big host's CPUs: shares its caches and memory
+])
+def test_other_cpu_threshold(other, idle, host, flagged):
+    got = causes(Disturbance(host_cores=host, other_cores=other, idle_cores=idle))
+    assert bool(got) is flagged
+
+
+def test_frequency_is_judged_only_on_a_busy_host():
+    slow = Disturbance(host_cores=8.0, other_cores=0.0, idle_cores=2.0, freq_share=0.4)
+    assert causes(slow) == ("the CPUs ran at 40 % of their maximum frequency",)
+    assert causes(replace(slow, idle_cores=6.0)) == ()  # mostly idle: idle CPUs park low
+    assert causes(replace(slow, freq_share=d.MIN_FREQ_SHARE)) == ()
+
+
+def test_a_level_change_alone_flags_only_from_three_times():
+    steps = np.r_[np.full(50, 0.010), np.full(50, 0.022)]
+    assert stability(steps)["half_ratio"] == pytest.approx(2.2)
+    assert causes(Disturbance(**stability(steps))) == ()  # a quiet vLLM cell moved 2.2x
+    fell = np.r_[np.full(50, 0.031), np.full(50, 0.010)]
+    assert causes(Disturbance(**stability(fell))) == ("step time fell 3.1× in its second half",)
+
+
+def test_a_stretch_of_slow_steps_flags_a_lone_prefill_does_not():
+    base = np.full(100, 0.010)
+    lone = base.copy()
+    lone[40:42] = 0.1
+    assert causes(Disturbance(**stability(lone))) == ()
+    stretch = base.copy()
+    stretch[30:55] = 0.05
+    assert causes(Disturbance(**stability(stretch))) == ("25 steps in a row (25 % of the window) took over 3× its median",)
+
+
+def test_a_short_window_is_judged_over_the_whole_entry():
+    trace, t0, t1, steps = simulate(HostSim(window_s=5.0, burner_cores=0.9), np.random.default_rng(2))
+    got = judge(trace, t0, t0 + 0.05, None)
+    assert got.window_s == pytest.approx(trace.stopped_s - trace.started_s)
+    assert got.causes and got.half_ratio is None
+
+
+def test_a_file_without_the_new_columns_is_not_judged_on_cpu():
+    trace, t0, t1, steps = simulate(HostSim(burner_cores=0.9), np.random.default_rng(3))
+    values = {k: v for k, v in trace.host.values.items() if k not in d.NEEDED}
+    old = TelemetryTrace(**{**trace.__dict__, "host": replace(trace.host, values=values)})
+    got = judge(old, t0, t1, None)
+    assert got.reason == "" and got.other_cores is None
+    assert "written before the rule" in got.not_judged[0]
+
+
+def test_other_gpu_processes_are_a_cause():
+    trace, t0, t1, steps = simulate(HostSim(), np.random.default_rng(4))
+    busy = TelemetryTrace(**{**trace.__dict__, "gpu_others": ("GPU 0: pid 4242 (1,024 MiB)",)})
+    assert judge(busy, t0, t1, steps).causes == ("other processes held the GPU: GPU 0: pid 4242 (1,024 MiB)",)
+
+
+def test_the_reading_survives_its_json():
+    got = run(HostSim(burner_cores=0.9))
+    assert Disturbance.from_dict(got.to_dict()) == got
+
+
+def test_quiet_and_burner_rates_on_simulated_windows():
+    """The benchmark's claim in small: a quiet window flags rarely, a 0.5-core burner nearly always."""
+    quiet = sum(bool(run(HostSim(), seed).causes) for seed in range(200))
+    burnt = sum(bool(run(HostSim(burner_cores=0.5), seed).causes) for seed in range(200))
+    assert quiet <= 2 and burnt >= 190, (quiet, burnt)
