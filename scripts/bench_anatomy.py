@@ -91,6 +91,7 @@ class Block:
     step_s: float = 0.0
     steps: int = 0
     dog_s: float = 0.0
+    step_times_s: list[float] = dataclasses.field(default_factory=list)  # each counted step's own time
 
 
 class InFlight:
@@ -175,6 +176,7 @@ def run_block(flight: InFlight, switch, dog, level: str, armed: bool, gc: bool, 
         tokens, end, step_s, dog_s = flight.step(watch)
         block.tokens += tokens
         block.step_s += step_s
+        block.step_times_s.append(step_s)
         block.dog_s += dog_s
         block.steps += 1
     block.span_s = end - start

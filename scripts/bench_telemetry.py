@@ -5,22 +5,27 @@ burns the CPU the H200 measured for it (3.1 ms for the energy counter, 0.82 ms f
 fields, µs for the rest) with the GIL released, as a ctypes call does, in whichever process makes it.
 
 One vLLM engine is built (the CPU default profile, the anatomy at its headline level, as a run's
-window has it) and C requests are kept in flight (``scripts/bench_anatomy.py``'s ``InFlight``). For
-each GPU count, the sampler is opened as a run opens it (``open_telemetry`` at ``--hz``: the GPU
-sampler process spawned with the stand-in, the host thread in this process), and each round runs
-two windows of ``--block-steps`` counted steps, in alternating order:
+window has it) and C requests are kept in flight (``scripts/bench_anatomy.py``'s ``InFlight``). The
+engine's process is bound to ``--engine-cores`` (default: every core but the last), as an engine on a
+GPU host leaves cores free, so the sampler process pins itself to the others; ``--engine-cores all``
+shares every core between them. For each GPU count, the sampler is opened as a run opens it
+(``open_telemetry`` at ``--hz``: the sampler process spawned with the stand-in, reading the GPUs and
+the host), and each round runs two windows of ``--block-steps`` counted steps, in alternating order:
 
 - ``on``: a telemetry cell around the window, as the runner has it (``start_cell``, the ``open``
   mark at the window's first step, the ``close`` mark after its last, ``stop_cell``);
 - ``off``: the same window with no telemetry (``--telemetry-hz 0``).
 
-Printed per GPU count: the window's decode tok/s on ÷ off per round (median, quartiles, range;
-target >= 0.995), and what telemetry took in this process over the "on" windows, from the cells'
-own figures (``inproc_gpu_cpu_s``: the GPU marks; ``inproc_host_cpu_s``: the host sampling
-thread), as a share of one core (target <= 0.1 % for the GPU telemetry), with the sampler
-process's own CPU beside it, and the ratio that CPU implies (an estimate: the engine's thread
-loses about what telemetry took in its process, the marks on its own thread and the host
-thread's samples under the GIL), for when the A/B's spread on a shared machine is wider than
+Printed per GPU count: the window's decode tok/s on ÷ off per round (median, quartiles, range,
+and a 95 % interval for the median from its order statistics; target >= 0.995: met when the
+interval lies above it, missed when below, else "cannot tell"); beside it each window's median
+step time, off ÷ on (the same effect at C fixed, less moved by other programs' bursts, which
+lengthen a few steps of a window and so its tok/s); and what telemetry took in this
+process over the "on" windows, from the cells' own figures (``inproc_gpu_cpu_s``: the marks;
+``inproc_host_cpu_s``: a host sampling thread, which runs only where the sampler process did not
+start), as a share of one core (target <= 0.1 %), with the sampler process's own CPU and placement
+beside it, and the ratio that in-process CPU implies (an estimate: the engine's thread loses about
+what telemetry took in its process), for when the A/B's spread on a shared machine is wider than
 the effect.
 
 Run in the engine's environment:  .venv-vllm/bin/python scripts/bench.py telemetry [--rounds 10]
@@ -57,15 +62,16 @@ def measure(engine, switch, dog, gpus: int, c: int, rounds: int, steps: int, set
     if tel.gpu_absent_reason:
         raise SystemExit(f"bench telemetry: the stand-in did not start: {tel.gpu_absent_reason}")
     flight = InFlight(engine, c, 307 + gpus)
-    ratios, gpu_share, host_share, sampler_share, notes = [], [], [], [], set()
+    ratios, step_ratios, gpu_share, host_share, sampler_share, notes, placement = [], [], [], [], [], set(), ""
     try:
         flight.settle()
         for r in range(rounds):
-            tok_s = {}
+            tok_s, step_med = {}, {}
             for on in ((True, False) if r % 2 == 0 else (False, True)):
                 if not on:
                     block = run_block(flight, switch, dog, "headline", True, True, steps, settle)
                     tok_s[on] = block.tokens / block.span_s
+                    step_med[on] = statistics.median(block.step_times_s)
                     continue
                 tel.start_cell()
                 t_open = time.perf_counter()
@@ -75,41 +81,74 @@ def measure(engine, switch, dog, gpus: int, c: int, rounds: int, steps: int, set
                 tel.mark("close", t_close)
                 trace = tel.stop_cell()
                 tok_s[on] = block.tokens / block.span_s
+                step_med[on] = statistics.median(block.step_times_s)
                 fig = over_window(trace, t_open, t_close, block.tokens).figures
                 window_s = t_close - t_open
                 gpu_share.append(fig.inproc_gpu_cpu_s / window_s)
                 host_share.append(fig.inproc_host_cpu_s / window_s)
                 sampler_share.append(trace.sampler_cpu_s / trace.duration_s)
-                notes.update(n for n in fig.notes if n.startswith("GPU telemetry"))
+                notes.update(n for n in fig.notes if "telemetry" in n)
+                placement = trace.sampler_placement or "the GPUs read in this process"
                 if fig.energy_j is None:
                     notes.add(f"energy absent: {fig.reasons.get('energy_j')}")
             ratios.append(tok_s[True] / tok_s[False])
+            step_ratios.append(step_med[False] / step_med[True])
     finally:
         flight.gc.stop()
         flight.close()
         tel.close()
     gpu_med, host_med = statistics.median(gpu_share), statistics.median(host_share)
     verdict = lambda ok: "meets" if ok else "misses"  # noqa: E731
-    q1, _, q3 = statistics.quantiles(ratios, n=4)
-    if q3 - q1 > 2 * (1 - TARGET_RATIO):  # the A/B's own spread is wider than the effect sought
-        ab = f"cannot tell against the >= {TARGET_RATIO} target here: its quartiles span {100 * (q3 - q1):.1f} %"
-    else:
-        ab = f"{verdict(statistics.median(ratios) >= TARGET_RATIO)} the >= {TARGET_RATIO} target"
+    lo, hi = median_interval(ratios)
+    if lo >= TARGET_RATIO or hi < TARGET_RATIO:
+        ab = f"median 95% interval [{lo:.4f}, {hi:.4f}]: {verdict(lo >= TARGET_RATIO)} the >= {TARGET_RATIO} target"
+    else:  # the A/B's own spread is wider than the effect sought
+        ab = f"median 95% interval [{lo:.4f}, {hi:.4f}]: cannot tell against the >= {TARGET_RATIO} target here"
+    slo, shi = median_interval(step_ratios)
     design = "the host thread reads the GPUs (before the sampler process)" if inline else "the sampler process"
     lines = [
         f"{gpus} GPU(s), {design}: decode tok/s telemetry on ({hz:g} Hz) ÷ off = {_spread(ratios)} over {rounds} "
         f"rounds (C={c}, windows of {steps} steps); {ab}",
-        f"  in this process over the window: GPU telemetry (marks) {100 * gpu_med:.4f}% of a core (max "
-        f"{100 * max(gpu_share):.4f}%), {verdict(gpu_med <= TARGET_INPROC)} the <= {100 * TARGET_INPROC:.1f}% target; "
-        f"host sampling thread {100 * host_med:.3f}% (max {100 * max(host_share):.3f}%); "
-        f"total {100 * (gpu_med + host_med):.3f}%",
-        f"  the GPU sampler process: {100 * statistics.median(sampler_share):.2f}% of a core over the cell (median)",
-        f"  estimate from the CPU measured directly (the marks run on the engine's thread, the host thread holds "
-        f"the GIL while it samples): tok/s ratio about {1 - gpu_med:.5f} for the GPU telemetry, "
-        f"{1 - gpu_med - host_med:.4f} with the host sampling",
+        f"  median step time off ÷ on (the same effect, robust to a neighbour's bursts: each window's median step) = "
+        f"{_spread(step_ratios)}; median 95% interval [{slo:.4f}, {shi:.4f}]",
+        f"  in this process over the window: the marks {100 * gpu_med:.4f}% of a core (max "
+        f"{100 * max(gpu_share):.4f}%), a host sampling thread {100 * host_med:.4f}% (max {100 * max(host_share):.4f}%); "
+        f"total {100 * (gpu_med + host_med):.4f}%: {verdict(gpu_med + host_med <= TARGET_INPROC)} the "
+        f"<= {100 * TARGET_INPROC:.1f}% target",
+        f"  the sampler process: {100 * statistics.median(sampler_share):.2f}% of a core over the cell (median); "
+        f"{placement}",
+        f"  estimate from the CPU measured directly (the marks run on the engine's thread): tok/s ratio about "
+        f"{1 - gpu_med - host_med:.5f}",
     ]
     lines += [f"  note: {n}" for n in sorted(notes)]
     return "\n".join(lines)
+
+
+def median_interval(xs: list[float], confidence: float = 0.95) -> tuple[float, float]:
+    """A distribution-free interval for the median: the order statistics k and n - 1 - k whose binomial
+    coverage is at least ``confidence`` (the whole range where n is too small for that)."""
+    from scipy.stats import binom
+
+    ys, n = sorted(xs), len(xs)
+    k = int(binom.ppf((1 - confidence) / 2, n, 0.5)) - 1  # P(B < k + 1) <= alpha / 2
+    while k >= 0 and binom.cdf(k, n, 0.5) > (1 - confidence) / 2:
+        k -= 1
+    k = max(k, 0)
+    return ys[k], ys[n - 1 - k]
+
+
+def bind_engine(spec: str) -> str:
+    """Bind this process (the engine's) to the cores ``spec`` names ("all", or "0-2,5"); what was done."""
+    allowed = sorted(os.sched_getaffinity(0))
+    if spec == "all":
+        return f"engine on every core ({len(allowed)}), shared with the sampler"
+    if spec == "auto":
+        cores = allowed[:-1] or allowed
+    else:
+        cores = sorted({c for part in spec.split(",") for c in
+                        range(int(part.partition("-")[0]), int(part.partition("-")[2] or part.partition("-")[0]) + 1)})
+    os.sched_setaffinity(0, cores)
+    return f"engine bound to cores {','.join(map(str, cores))} of {len(allowed)}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -120,6 +159,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--block-steps", type=int, default=40, help="counted steps per window")
     ap.add_argument("--settle-steps", type=int, default=1, help="steps before each window, not counted")
     ap.add_argument("--hz", type=float, default=None, help="the sampling rate (default: inproc's default)")
+    ap.add_argument("--engine-cores", default="auto",
+                    help="cores for the engine's process: 'auto' (all but the last), 'all', or a list such as 0-2")
     ap.add_argument("--inline", action="store_true",
                     help="read the GPUs on the host thread in this process instead (the design before the sampler "
                          "process; for contrast)")
@@ -131,10 +172,11 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--rounds >= 2, --block-steps >= 1, --settle-steps >= 1, GPU counts >= 1")
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))  # the sampler process imports the stand-in by module name
+    bound = bind_engine(a.engine_cores)
     load = os.getloadavg()
     print(f"telemetry on ÷ off inside one engine ({PROFILE.name}, --set {' '.join(SETS)}), the FAKE H200-cost "
-          f"NVML ({BINDING}); {os.cpu_count()} CPUs, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}",
-          flush=True)
+          f"NVML ({BINDING}); {os.cpu_count()} CPUs, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "
+          f"{bound}", flush=True)
     engine, switch, dog = build_engine()
     try:
         for n in gpus:

@@ -10,9 +10,9 @@ while bf16 matmuls keep it busy, and checks that
   window timestamps agree;
 * power, clocks, temperature and utilisation under load are plausible for the board;
 * what telemetry costs the engine's process (here: this one), measured per window as a run
-  measures it (the host sampling thread's CPU clock and the edge marks' CPU), stays below 1%
-  of one core, the cell is not flagged by the 0.5%-of-window rule, and the sampler process
-  keeps its rate. The sampler process's own CPU is printed (it runs niced, beside the engine).
+  measures it (the edge marks' CPU, and a host sampling thread's CPU clock where one runs), stays
+  below 0.1% of one core, the host is sampled by the sampler process (no thread here), the cell is
+  not flagged by the 0.5%-of-window rule, and the sampler process keeps its rate. The sampler process's own CPU is printed (it runs niced, beside the engine).
 
 Prints one line per check (PASS / FAIL / INFO) and exits 0 when all pass, 1 when one
 fails, 2 when it cannot run here. Takes about a minute (under 3 with slow start-up).
@@ -34,7 +34,9 @@ from inproc.telemetry.metadata import collect_metadata  # noqa: E402
 from inproc.telemetry.sampler import open_telemetry  # noqa: E402
 
 ENERGY_RATIO_RANGE = (0.90, 1.10)
-MAX_INPROC_CORE_FRACTION = 0.01
+# The design's target: the sampler process reads the GPUs and the host, the engine's process only marks
+# the window's edges (a pipe write each). Before that, the host thread took 0.43 % here (an H200 host, idle).
+MAX_INPROC_CORE_FRACTION = 0.001
 RATE_RATIO_RANGE = (0.8, 1.05)  # achieved samples per second / asked
 WARMUP_S = 3.0
 IDLE_S = 5.0
@@ -97,8 +99,11 @@ def check_window(label: str, fig, gpu_index: int, hz: float, trace) -> None:
             f"{label} telemetry CPU in this process",
             f"{cost:.3%} of one core over the {fig.window_s:.2f} s window (GPU marks "
             f"{1e3 * fig.inproc_gpu_cpu_s:.3f} ms, host sampling thread {1e3 * fig.inproc_host_cpu_s:.2f} ms; "
-            f"limit {MAX_INPROC_CORE_FRACTION:.0%})",
+            f"limit {MAX_INPROC_CORE_FRACTION:.1%})",
         )
+    report(trace.host is not None and fig.inproc_host_cpu_s == 0.0, f"{label} host sampled by the sampler process",
+           f"{trace.host.num_samples if trace.host is not None else 0} host samples, host thread in this process "
+           f"{1e3 * (fig.inproc_host_cpu_s or 0.0):.2f} ms ({trace.host_absent_reason or 'host present'})")
     flagged = [n for n in fig.notes if n.startswith("telemetry took")]
     report(not flagged, f"{label} not flagged by the 0.5%-of-window rule", flagged[0] if flagged else "no note")
     samples = trace.gpus[0].series.num_samples

@@ -1,21 +1,24 @@
-"""The GPU sampler's own process: NVML's cost kept out of the engine's process.
+"""The sampler's own process: NVML's and psutil's cost kept out of the engine's process.
 
 ``python -m inproc.telemetry.gpu_process CONFIG_JSON`` is spawned once per run by
 ``inproc.telemetry.gpu_sampler.GpuProcess``. It lowers its own priority (``nice``), moves to the
 cores the engine's process does not use when the machine has some (``placement`` in its ready
 line says what it did), opens the NVML binding named in the config (``pynvml``, or a stand-in
-module such as the tests' fake), and then obeys one-line commands on stdin:
+module such as the tests' fake) and, when the config names the engine's pid (``host_pid``), a
+host reader of that process and of all CPUs (``inproc.telemetry.host_reader``). It serves
+with either alone (no GPU: the host; no psutil: the GPUs). Then it obeys one-line commands on stdin:
 
 ``start PATH T_S``  a cell begins: energy read at its edge (labelled ``start``), first sample,
                     then the answer line ``started``; samples follow every 1/hz s, appended to PATH
-``edge LABEL T_S``  read every GPU's energy counter now (a window opened or closed at ``T_S``);
-                    no answer, so the engine's process never waits on NVML
+``edge LABEL T_S``  read every GPU's energy counter and take a host sample now (a window opened
+                    or closed at ``T_S``); no answer, so the engine's process never waits on NVML
 ``stop T_S``        a closing sample (every probe), the ``stop`` energy reads, then one JSON
                     status line (per-GPU probe errors, each field's latencyUsec, own CPU time)
 ``quit`` / EOF      exit
 
 Rows go to PATH as they are taken (one ``os.write`` per sample or edge, float64, ``ROW_FIELDS``
-then the ``GPU_COLUMNS`` values, NaN where not read), so a sampler killed mid-cell loses nothing
+then the ``GPU_COLUMNS`` values, NaN where not read; a host row, kind 2, holds the ``HOST_COLUMNS``
+values in the first value slots), so a sampler killed mid-cell loses nothing
 it had written. float64 holds the uint64 columns exactly below 2**53: the energy counter (mJ since
 the driver loaded) gets there after 285,000 years at 1 kW, and the reason bits are far below. Every time is ``time.perf_counter()``, which on Linux is CLOCK_MONOTONIC, one clock
 for every process of the machine: the engine's window edges and these samples line up.
@@ -34,24 +37,29 @@ import numpy as np
 
 from inproc.telemetry.gpu_procs import other_compute_processes
 from inproc.telemetry.gpu_reader import GpuReader, load_nvml, select_handles
-from inproc.telemetry.trace import GPU_COLUMNS
+from inproc.telemetry.host_reader import HostReader, load_psutil
+from inproc.telemetry.trace import GPU_COLUMNS, HOST_COLUMNS
 
-# Row layout before the GPU columns: kind (0 sample, 1 energy read at an edge), the GPU's slot,
+# Row layout before the GPU columns: kind (0 GPU sample, 1 energy read at an edge, 2 host sample), the GPU's slot,
 # when its reads began and ended, this process's CPU seconds so far, the edge's label code and
 # the engine's timestamp of that edge (NaN for samples).
 ROW_FIELDS = ("kind", "slot", "t_s", "t_end_s", "cpu_s", "label", "t_mark_s")
 ROW_WIDTH = len(ROW_FIELDS) + len(GPU_COLUMNS)
 EDGE_LABELS = ("start", "open", "close", "stop")
 _ENERGY_COL = len(ROW_FIELDS) + [c for c, _ in GPU_COLUMNS].index("energy_mj")
+KIND_GPU, KIND_EDGE, KIND_HOST = 0, 1, 2
+assert len(HOST_COLUMNS) <= len(GPU_COLUMNS)  # a host row's values fit in a GPU row's slots
 NICE = 10
 _CAPACITY = 64  # a cell's series buffer starts with this many samples and doubles
 
 
 class GpuSampling:
-    """The readers of the sampled GPUs and the file their rows go to; driven by :func:`serve` (or a test)."""
+    """The readers of the sampled GPUs and of the host, and the file their rows go to; driven by :func:`serve`
+    (or a test)."""
 
-    def __init__(self, readers: list[GpuReader]) -> None:
+    def __init__(self, readers: list[GpuReader], host: HostReader | None = None) -> None:
         self.readers = readers
+        self.host = host
         self._fd: int | None = None
         self.missed_ticks = 0
 
@@ -60,45 +68,80 @@ class GpuSampling:
         self.missed_ticks = 0
         for reader in self.readers:
             reader.new_cell()
-        self.edge("start", t_mark_s)
-        self.sample()
+        if self.host is not None:
+            self.host.new_cell()  # lists the engine's children, this process among them
+        self.edge("start", t_mark_s)  # the cell's first sample
 
     def sample(self, closing: bool = False) -> None:
-        """One sample of every GPU, each stamped just before its first read, written as one block."""
+        """One sample of every GPU and of the host, each stamped just before its first read, written as one block."""
         rows = np.full((len(self.readers), ROW_WIDTH), np.nan)
         for slot, reader in enumerate(self.readers):
-            t_s = time.perf_counter()
-            reader.take(t_s, closing)
-            i = reader.buffer.n - 1
-            values = [reader.buffer.values[c][i] if reader.buffer.ok[c][i] else np.nan for c, _ in GPU_COLUMNS]
-            rows[slot, : len(ROW_FIELDS)] = (0, slot, t_s, time.perf_counter(), time.process_time(), np.nan, np.nan)
-            rows[slot, len(ROW_FIELDS):] = values
-        self._write(rows)
+            self._gpu_row(rows[slot], slot, reader, closing)
+        self._write(rows if self.host is None else np.vstack([rows, self._host_row(closing, np.nan, np.nan)]))
+
+    @staticmethod
+    def _gpu_row(row: np.ndarray, slot: int, reader: GpuReader, closing: bool, energy_mj: float | None = None) -> None:
+        """One GPU sample into ``row``; ``energy_mj``: the energy just read at an edge (the counter not read again)."""
+        t_s = time.perf_counter()
+        reader.take(t_s, closing, skip=("energy",) if energy_mj is not None else ())
+        i = reader.buffer.n - 1
+        if energy_mj is not None:
+            reader.buffer.values["energy_mj"][i], reader.buffer.ok["energy_mj"][i] = energy_mj, True
+        row[: len(ROW_FIELDS)] = (KIND_GPU, slot, t_s, time.perf_counter(), time.process_time(), np.nan, np.nan)
+        row[len(ROW_FIELDS):] = [reader.buffer.values[c][i] if reader.buffer.ok[c][i] else np.nan
+                                 for c, _ in GPU_COLUMNS]
+
+    def _host_row(self, closing: bool, code: float, t_mark_s: float) -> np.ndarray:
+        """One host sample as a row (the values of the reads that failed or were skipped are NaN)."""
+        row = np.full((1, ROW_WIDTH), np.nan)
+        t_s = time.perf_counter()
+        self.host.take(t_s, closing)
+        buf, i = self.host.buffer, self.host.buffer.n - 1
+        row[0, : len(ROW_FIELDS)] = (KIND_HOST, -1, t_s, time.perf_counter(), time.process_time(), code, t_mark_s)
+        row[0, len(ROW_FIELDS): len(ROW_FIELDS) + len(HOST_COLUMNS)] = [
+            buf.values[c][i] if buf.ok[c][i] else np.nan for c, _ in HOST_COLUMNS]
+        return row
 
     def edge(self, label: str, t_mark_s: float) -> None:
-        """Read every GPU's energy counter now, for the window edge the engine marked at ``t_mark_s``."""
-        rows = np.full((len(self.readers), ROW_WIDTH), np.nan)
+        """Read every GPU's energy counter, then sample every GPU and the host in full, now, for the window edge
+        the engine marked at ``t_mark_s`` (``start`` and ``stop``: the cell's first and closing samples).
+
+        Every probe is read at an edge, the violation counters and the children's CPU among them, so a
+        window's cumulative counters are read at its edges and need no faster sampling between them; the
+        edge sample carries the energy just read (the 3 ms counter is not read twice).
+        """
+        edges = np.full((len(self.readers), ROW_WIDTH), np.nan)
         code = EDGE_LABELS.index(label) if label in EDGE_LABELS else -1
+        energy: list[float | None] = [None] * len(self.readers)
         for slot, reader in enumerate(self.readers):
             try:
                 t0, t1, mj = reader.read_energy()
             except Exception:  # a failed read leaves that GPU's edge out; the figure says it is absent
                 continue
-            rows[slot, : len(ROW_FIELDS)] = (1, slot, t0, t1, time.process_time(), code, t_mark_s)
-            rows[slot, _ENERGY_COL] = mj
-        self._write(rows[~np.isnan(rows[:, 0])])
+            edges[slot, : len(ROW_FIELDS)] = (KIND_EDGE, slot, t0, t1, time.process_time(), code, t_mark_s)
+            edges[slot, _ENERGY_COL] = energy[slot] = mj
+        samples = np.full((len(self.readers), ROW_WIDTH), np.nan)
+        for slot, reader in enumerate(self.readers):
+            self._gpu_row(samples[slot], slot, reader, True, energy[slot])  # None (its read failed): read again
+        rows = [edges[~np.isnan(edges[:, 0])], samples]
+        if self.host is not None:
+            rows.append(self._host_row(True, code, t_mark_s))
+        self._write(np.vstack(rows))
 
     def stop(self, t_mark_s: float, pids: Iterable[int] = ()) -> dict[str, Any]:
-        """The closing sample and read; the status, with the GPUs' compute processes not among ``pids``."""
-        self.sample(closing=True)
+        """The stop reads and the closing sample; the status, with the GPUs' compute processes not among ``pids``."""
         self.edge("stop", t_mark_s)
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
         others = other_compute_processes(self.readers[0].nvml, [(r.index, r.handle) for r in self.readers], pids) \
             if self.readers and pids else ()
+        host = None
+        if self.host is not None:
+            series = self.host.series()
+            host = {"unsupported": dict(series.unsupported), "read_errors": dict(series.read_errors)}
         return {"cpu_s": time.process_time(), "missed_ticks": self.missed_ticks,
-                "gpus": [_status(r) for r in self.readers], "others": list(others)}
+                "gpus": [_status(r) for r in self.readers], "others": list(others), "host": host}
 
     def _write(self, rows: np.ndarray) -> None:
         if self._fd is not None and rows.size:
@@ -195,17 +238,35 @@ def _answer(out, line: str) -> None:
     out.flush()
 
 
+def open_host(config: dict[str, Any]) -> tuple[HostReader | None, str | None]:
+    """A reader of the engine's process ``host_pid`` and the host, or ``(None, reason)``."""
+    pid = config.get("host_pid")
+    if pid is None:
+        return None, "host sampling turned off"
+    psutil, absent = load_psutil()
+    if psutil is None:
+        return None, absent
+    try:
+        return HostReader(psutil, _CAPACITY, pid=int(pid)), None
+    except psutil.Error as exc:  # the engine's process is gone already
+        return None, f"host sampling could not open process {pid} ({exc})"
+
+
 def main(argv: list[str]) -> int:
     config = json.loads(argv[0])
     placement = place(config.get("cores"))
-    readers, absent = open_readers(config)
-    if not readers:
-        _answer(sys.stdout, json.dumps({"ready": False, "reason": absent or "no GPU selected"}))
+    readers, gpu_absent = open_readers(config) if config.get("gpus", True) else ([], config.get("gpu_absent"))
+    host, host_absent = open_host(config)
+    if not readers and host is None:
+        _answer(sys.stdout, json.dumps({"ready": False, "reason": gpu_absent or "no GPU selected",
+                                        "host_absent": host_absent}))
         return 0
     gpus = [{"index": r.index, "name": r.name, "uuid": r.uuid, "default_sm_clock_mhz": r.default_sm_clock_mhz}
             for r in readers]
-    _answer(sys.stdout, json.dumps({"ready": True, "gpus": gpus, "placement": placement}))
-    serve(GpuSampling(readers), float(config["hz"]), sys.stdin.fileno(), sys.stdout)
+    _answer(sys.stdout, json.dumps({"ready": True, "gpus": gpus, "placement": placement,
+                                    "gpu_absent": None if readers else (gpu_absent or "no GPU selected"),
+                                    "host": host is not None, "host_absent": host_absent}))
+    serve(GpuSampling(readers, host), float(config["hz"]), sys.stdin.fileno(), sys.stdout)
     return 0
 
 

@@ -23,15 +23,16 @@ from inproc.telemetry.nvml_ids import (
 from inproc.telemetry.series import Probe, ProbeSource, SeriesBuffer, is_permanent
 from inproc.telemetry.trace import GPU_COLUMNS, GpuTrace
 
-# Violation times are cumulative counters that only feed window totals, so reading them
-# on every 5th sample (2 Hz at 10 Hz) loses little. On the H200 the six
+# Violation times are cumulative counters that only feed window totals: the sampler process reads
+# them at every window edge (a full sample there, ``gpu_process.GpuSampling.edge``), so between the
+# edges every 20th sample (0.5 Hz at 10 Hz) is enough for the plots. On the H200 the six
 # nvmlDeviceGetViolationStatus calls took 0.65-0.83 ms each; the six counters as
 # nvmlDeviceGetFieldValues fields 74-79 take one call (0.82 ms for 74-81).
-VIOLATION_EVERY = 5
+VIOLATION_EVERY = 20
 # The cumulative energy counter costs about 3 ms a read however it is read (the call, field
 # 83 or 191) and changes only every 100 ms. A window's energy comes from reads at its edges
-# (``read_energy``); the series reads it once a second only, for the plots.
-ENERGY_EVERY = 10
+# (``read_energy``); the series reads it every 50th sample only (0.2 Hz at 10 Hz), for the plots.
+ENERGY_EVERY = 50
 
 
 class FieldValueError(Exception):

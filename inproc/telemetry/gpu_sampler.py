@@ -1,9 +1,10 @@
-"""The engine's side of the GPU sampler process (``inproc.telemetry.gpu_process``).
+"""The engine's side of the sampler process (``inproc.telemetry.gpu_process``): GPUs and host.
 
 :class:`GpuProcess` spawns the sampler once per run and talks to it through two pipes: a
 command line to its stdin (a few microseconds of the engine's time), an answer line back only
 at a cell's start and stop, which lie outside every window. At stop the rows the sampler
-appended to the cell's file are read back into per-GPU series and energy reads. The sampler
+appended to the cell's file are read back into per-GPU series, energy reads and the host series
+(the engine's process, its children and all CPUs, read from ``/proc`` by the sampler). The sampler
 failing to start, dying or falling behind is data (``note``), never an exception.
 """
 
@@ -22,9 +23,9 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from inproc.telemetry.gpu_process import EDGE_LABELS, ROW_FIELDS, ROW_WIDTH
+from inproc.telemetry.gpu_process import EDGE_LABELS, KIND_EDGE, KIND_GPU, KIND_HOST, ROW_FIELDS, ROW_WIDTH
 from inproc.telemetry.series import SampleSeries
-from inproc.telemetry.trace import GPU_COLUMNS, EnergyRead, GpuTrace
+from inproc.telemetry.trace import GPU_COLUMNS, HOST_COLUMNS, EnergyRead, GpuTrace
 
 # How long the engine's process waits for the sampler's ready / started / stopped line. Spawning
 # imports numpy and the binding (about a second on a busy machine); NVML's init can take longer.
@@ -45,6 +46,7 @@ class GpuCell:
     missed_ticks: int
     note: str | None  # "GPU telemetry: sampler exited at 12.3 s (...)" and the like
     others: tuple[str, ...] = ()  # other programs' compute processes on the GPUs as the cell closed (gpu_procs)
+    host: SampleSeries | None = None  # the host series, where the sampler reads the host
 
 
 def spare_cores() -> list[int]:
@@ -70,11 +72,20 @@ def _parse_cpus(text: str) -> set[int]:
 
 
 class GpuProcess:
-    """The spawned sampler of ``indices`` (None: the visible GPUs) through the binding module ``binding``."""
+    """The spawned sampler of ``indices`` (None: the visible GPUs) through the binding module ``binding``, and of
+    the host when ``host`` (this process by its pid, its children and all CPUs).
 
-    def __init__(self, hz: float, binding: str | None = None, indices: list[int] | None = None) -> None:
+    ``absent_reason`` says why no sampler runs at all; ``gpu_absent_reason`` why it samples no GPU,
+    ``host_absent_reason`` why it does not sample the host (it runs while it samples either).
+    """
+
+    def __init__(self, hz: float, binding: str | None = None, indices: list[int] | None = None,
+                 host: bool = False) -> None:
         self.hz = hz
         self.absent_reason: str | None = None
+        self.gpu_absent_reason: str | None = None
+        self.host_absent_reason: str | None = None if host else "host sampling turned off"
+        self.samples_host = False
         self.placement = ""
         self.gpus: list[dict[str, Any]] = []
         self._status: list[dict[str, Any]] = []  # the last stop's per-GPU status (kept if the sampler dies)
@@ -83,14 +94,19 @@ class GpuProcess:
         self._t0_s = 0.0
         self._cpu0_s = 0.0
         binding = binding or os.environ.get("INPROC_NVML_BINDING") or "pynvml"
-        config = {"hz": hz, "binding": binding, "indices": indices, "cores": spare_cores()}
+        config = {"hz": hz, "binding": binding, "indices": indices, "cores": spare_cores(),
+                  "host_pid": os.getpid() if host else None}
         self._proc = None
         self._stderr = None
-        if binding == "pynvml" and importlib.util.find_spec("pynvml") is None:  # no process to spawn for nothing
-            self.absent_reason = ("NVML unavailable: nvidia-ml-py is not installed (No module named 'pynvml'; "
-                                  "pip install 'inproc[nvml]')")
-            self.close()
-            return
+        if binding == "pynvml" and importlib.util.find_spec("pynvml") is None:  # the sampler opens no NVML
+            config["gpus"] = False
+            config["gpu_absent"] = self.gpu_absent_reason = (
+                "NVML unavailable: nvidia-ml-py is not installed (No module named 'pynvml'; "
+                "pip install 'inproc[nvml]')")
+            if not host:  # no process to spawn for nothing
+                self.absent_reason = self.gpu_absent_reason
+                self.close()
+                return
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
         self._stderr = open(os.path.join(self._dir, "stderr"), "w+")
         self._proc = subprocess.Popen([sys.executable, "-m", "inproc.telemetry.gpu_process", json.dumps(config)],
@@ -98,11 +114,16 @@ class GpuProcess:
                                       start_new_session=True)  # a Ctrl-C at the terminal is the run's to handle
         ready = self._answer(READY_TIMEOUT_S)
         if ready is None or not json.loads(ready).get("ready"):
-            self.absent_reason = (json.loads(ready)["reason"] if ready else f"GPU sampler did not start: {self._why()}")
+            info = json.loads(ready) if ready else {}
+            self.absent_reason = self.gpu_absent_reason = info.get("reason") or f"sampler did not start: {self._why()}"
+            self.host_absent_reason = info.get("host_absent") or self.absent_reason
             self.close()
             return
         info = json.loads(ready)
         self.gpus, self.placement = info["gpus"], info["placement"]
+        self.gpu_absent_reason = info.get("gpu_absent")
+        self.samples_host = bool(info.get("host"))
+        self.host_absent_reason = info.get("host_absent")
 
     @property
     def alive(self) -> bool:
@@ -139,10 +160,16 @@ class GpuProcess:
             cpu_s = max(0.0, cpu_end - float(first))
         return GpuCell(self._traces(rows), _energy_reads(rows, self.gpus), cpu_s,
                        int(status["missed_ticks"]) if status else 0, note,
-                       tuple(status.get("others") or ()) if status else ())
+                       tuple(status.get("others") or ()) if status else (),
+                       self._host_series(rows, (status or {}).get("host") or {}) if self.samples_host else None)
+
+    def _host_series(self, rows: np.ndarray, status: dict[str, Any]) -> SampleSeries:
+        """The host rows as a series (those written before a sampler died are kept)."""
+        mine = rows[rows[:, _K["kind"]] == KIND_HOST] if rows.size else np.empty((0, ROW_WIDTH))
+        return _series(mine, status, HOST_COLUMNS)
 
     def _traces(self, rows: np.ndarray) -> tuple[GpuTrace, ...]:
-        samples = rows[rows[:, _K["kind"]] == 0] if rows.size else rows
+        samples = rows[rows[:, _K["kind"]] == KIND_GPU] if rows.size else rows
         out = []
         for slot, gpu in enumerate(self.gpus):
             status = self._status[slot] if slot < len(self._status) else {}
@@ -150,7 +177,8 @@ class GpuProcess:
             out.append(GpuTrace(index=gpu["index"], name=gpu["name"], uuid=gpu["uuid"],
                                 default_sm_clock_mhz=gpu["default_sm_clock_mhz"],
                                 power_source=status.get("power_source", "instant"),
-                                series=_series(mine, status), field_latency_us=status.get("field_latency_us", {})))
+                                series=_series(mine, status, GPU_COLUMNS),
+                                field_latency_us=status.get("field_latency_us", {})))
         return tuple(out)
 
     def _lag_note(self, t_s: float, status: dict[str, Any]) -> str | None:
@@ -159,7 +187,7 @@ class GpuProcess:
         missed = int(status["missed_ticks"])
         if missed <= LAG_SHARE * ticks:
             return None
-        return (f"GPU telemetry: sampler lagged: {missed} of {ticks:.0f} ticks missed "
+        return (f"{self._part}: sampler lagged: {missed} of {ticks:.0f} ticks missed "
                 f"(its samples ran past the next tick)")
 
     def _dead_note(self, rows: np.ndarray | None = None) -> str:
@@ -169,7 +197,12 @@ class GpuProcess:
         code = self._proc.poll() if self._proc is not None else None
         when = time.perf_counter() - self._t0_s
         how = f"exit code {code}" if code is not None else "no answer"
-        return f"GPU telemetry: sampler exited at {when:.1f} s into the cell or before ({how}){last}"
+        return f"{self._part}: sampler exited at {when:.1f} s into the cell or before ({how}){last}"
+
+    @property
+    def _part(self) -> str:
+        """What the sampler's notes speak of: "GPU telemetry" where it samples a GPU, else "host telemetry"."""
+        return "GPU telemetry" if self.gpus or not self.samples_host else "host telemetry"
 
     def _send(self, line: str) -> bool:
         if not self.alive:
@@ -228,9 +261,9 @@ def _read_rows(path: str) -> np.ndarray:
     return data[: n * ROW_WIDTH].reshape(n, ROW_WIDTH)
 
 
-def _series(rows: np.ndarray, status: dict[str, Any]) -> SampleSeries:
+def _series(rows: np.ndarray, status: dict[str, Any], columns) -> SampleSeries:
     values, ok = {}, {}
-    for j, (name, dtype) in enumerate(GPU_COLUMNS):
+    for j, (name, dtype) in enumerate(columns):
         col = rows[:, len(ROW_FIELDS) + j]
         ok[name] = ~np.isnan(col)
         values[name] = np.where(ok[name], col, 0).astype(dtype) if dtype.startswith("u") else col.copy()
@@ -243,7 +276,7 @@ def _energy_reads(rows: np.ndarray, gpus: list[dict[str, Any]]) -> tuple[EnergyR
         return ()
     energy = len(ROW_FIELDS) + [c for c, _ in GPU_COLUMNS].index("energy_mj")
     out = []
-    for r in rows[rows[:, _K["kind"]] == 1]:
+    for r in rows[rows[:, _K["kind"]] == KIND_EDGE]:
         code = int(r[_K["label"]])
         out.append(EnergyRead(gpu=gpus[int(r[_K["slot"]])]["index"], label=EDGE_LABELS[code] if code >= 0 else "?",
                               t_mark_s=float(r[_K["t_mark_s"]]), t_s=float(r[_K["t_s"]]),

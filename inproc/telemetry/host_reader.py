@@ -1,11 +1,13 @@
-"""Host sampling: this process's CPU time and RSS, its children's CPU time, all CPUs' busy and
+"""Host sampling: the engine's process's CPU time and RSS, its children's CPU time, all CPUs' busy and
 steal time and frequency.
 
-Process CPU time comes from ``os.times()`` (no psutil needed, ~1 us); the rest from
-psutil, imported lazily. RSS and ``process_cpu_s`` cover this process only; engine worker
-processes (tensor parallel) are children, whose CPU time ``children_cpu_s`` holds (listed as
-each cell starts, read at 1 Hz), so that the CPU other processes used can be told apart
-(``inproc.telemetry.disturbed``).
+The reader runs in the sampler process (``inproc.telemetry.gpu_process``) and reads the engine's
+process by its pid from ``/proc`` through psutil; in the engine's own process (``pid`` None: a
+sampler that could not start, the tests' inline readers) its CPU time comes from ``os.times()``.
+RSS and ``process_cpu_s`` cover that process only; engine worker processes (tensor parallel) and
+the sampler itself are its children, whose CPU time ``children_cpu_s`` holds (listed as each cell
+starts, read at 1 Hz, plus the reaped ones'), so that the CPU other programs used can be told
+apart (``inproc.telemetry.disturbed``).
 """
 
 from __future__ import annotations
@@ -38,11 +40,12 @@ def load_psutil() -> tuple[Any, str | None]:
 class HostReader(ProbeSource):
     """Samples the host into a preallocated buffer."""
 
-    def __init__(self, psutil: Any, capacity: int) -> None:
+    def __init__(self, psutil: Any, capacity: int, pid: int | None = None) -> None:
         self._psutil = psutil
-        self._process = psutil.Process()
+        self._process = psutil.Process(pid)
+        self._own = pid is None or pid == os.getpid()
         self.probes = [
-            Probe("process_cpu", ("process_cpu_s",), _process_cpu_s),
+            Probe("process_cpu", ("process_cpu_s",), _process_cpu_s if self._own else self._pid_cpu_s),
             Probe("host_cpu", ("host_busy_s", "host_total_s"), self._host_cpu_s),
             Probe("rss", ("rss_bytes",), lambda: (self._process.memory_info().rss,)),
             Probe("cpu_freq", ("cpu_freq_mhz", "cpu_freq_max_mhz"), self._cpu_freq_mhz, every=CPU_FREQ_EVERY),
@@ -95,8 +98,18 @@ class HostReader(ProbeSource):
             except self._psutil.Error:  # it exited between the listing and the read
                 continue
             live += t.user + t.system
-        t = os.times()
-        return (on_ns_grid(live + t.children_user + t.children_system),)
+        if self._own:
+            t = os.times()
+            reaped = t.children_user + t.children_system
+        else:  # the reaped children's time, as /proc/PID/stat states it (cutime, cstime)
+            t = self._process.cpu_times()
+            reaped = t.children_user + t.children_system
+        return (on_ns_grid(live + reaped),)
+
+    def _pid_cpu_s(self) -> tuple[float]:
+        """The engine's process's user + system CPU seconds, read from another process."""
+        t = self._process.cpu_times()
+        return (on_ns_grid(t.user + t.system),)
 
     def _steal_s(self) -> tuple[float]:
         """Steal from the same reading as the busy time (the host_cpu probe runs just before)."""

@@ -1,21 +1,23 @@
-"""The sampler: GPUs in a process of their own, the host in one thread of the engine's process.
+"""The sampler: GPUs and host in a process of their own, the engine's process only marking window edges.
 
 GPU telemetry (power, clocks, temperature, utilisation, memory, clocks-event reasons, violation
-counters) is read by ``inproc.telemetry.gpu_process``, spawned once per run: NVML calls burn the
-CPU (3 ms for the energy counter, 0.8 ms for the violation counters, on the H200), and in the
-engine's process that CPU would compete with the Python scheduler that sets the headline. A
-window's energy comes from the GPUs' energy counters read at its edges (:meth:`Telemetry.mark`).
+counters) and the host (the engine's process's CPU time and RSS, its children's CPU time, all
+CPUs' busy, steal time and frequency) are read by ``inproc.telemetry.gpu_process``, spawned once
+per run: NVML calls burn the CPU (3 ms for the energy counter, 0.8 ms for the violation counters,
+on the H200), a psutil host sample 70-430 µs, and in the engine's process that CPU would compete
+with the Python scheduler that sets the headline. A window's energy comes from the GPUs' energy
+counters read at its edges (:meth:`Telemetry.mark`), where the host is sampled too; the sampler
+samples at ``hz`` between them, and once as the cell starts and as it stops, so any window
+between ``start_cell`` and ``stop_cell`` is bracketed by samples. Every sample is stamped with
+``time.perf_counter()``, one clock for both processes.
 
-The host (this process's CPU time and RSS, all CPUs' busy time and frequency) is sampled in
-one background thread here, as before: psutil reads this process's own counters in a few µs.
-That thread waits on an Event between ticks (the GIL is free while it waits), stamps each
-sample with ``time.perf_counter()`` (the driver's clock for its windows), and takes one sample
-as soon as it starts and one as it stops, so any window between ``start_cell`` and
-``stop_cell`` is bracketed by samples.
+Where the sampler process cannot start, or the tests read a stand-in NVML inline, the host (and
+inline GPUs) are sampled by one background thread of this process instead, which waits on an
+Event between ticks (the GIL is free while it waits) and samples at each window edge.
 
-What telemetry costs the engine's process is measured, not assumed: the host thread's CPU
-clock and the CPU time of each :meth:`Telemetry.mark`, kept with every mark, so each window's
-share is known (``inproc.telemetry.metrics.inproc_telemetry_cpu_s``).
+What telemetry costs the engine's process is measured, not assumed: the CPU time of each
+:meth:`Telemetry.mark` and, where it runs, the host thread's CPU clock, kept with every mark, so each
+window's share is known (``inproc.telemetry.metrics.inproc_telemetry_cpu_s``).
 """
 
 from __future__ import annotations
@@ -38,12 +40,10 @@ MAX_HZ = 20.0
 # Buffers start with room for this many seconds and double when full.
 INITIAL_CAPACITY_S = 120.0
 _JOIN_TIMEOUT_S = 10.0
-# The host thread's rate, whatever --telemetry-hz asks of the GPUs. One psutil sample costs the engine's
-# process 70-430 µs of CPU (a 2-core VM, a 16-core H200 host): 0.1-0.4 % of a core at 10 Hz, the most
-# telemetry takes from it. Every window edge (``Telemetry.mark``) adds a sample at once, so a window's host
-# CPU figures (the disturbance rule's) are read at its edges. Slower rates were tried: at 1 Hz the engine test
-# beside burners missed a disturbed 2 s window in 3 of 6 runs, at 2 Hz in 1 of 6, at 10 Hz in none of 6;
-# until that is understood the rate stays at 10 Hz.
+# The in-process host thread's rate (only where the sampler process does not run), whatever --telemetry-hz
+# asks of the GPUs. One psutil sample costs the process that takes it 70-430 µs of CPU (a 2-core VM, a
+# 16-core H200 host): 0.1-0.4 % of a core at 10 Hz. Every window edge (``Telemetry.mark``) adds a sample,
+# so a window's host CPU figures (the disturbance rule's) are read at its edges whatever the rate.
 HOST_HZ = 10.0
 
 
@@ -72,7 +72,7 @@ class Telemetry:
         self.hz = check_hz(hz)
         self._gpu = gpu
         self.gpu_absent_reason = gpu_absent_reason
-        self.host = host
+        self.host = host  # an in-process reader; None where the sampler process reads the host (or nothing does)
         self.host_absent_reason = host_absent_reason
         self._clock = clock
         self._stop = threading.Event()
@@ -101,12 +101,15 @@ class Telemetry:
         return tuple(g["index"] for g in self.gpus)
 
     def start_cell(self, background: bool = True) -> None:
-        """Begin a cell: the GPUs' start reads and first sample, then the host thread's first sample.
+        """Begin a cell: the sampler process's start reads and first sample; the host thread's first sample
+        where this process samples the host or inline GPUs.
 
         ``background=False`` leaves further samples to :meth:`sample_now` (tests with a fake clock).
         """
         if self._in_cell:
             raise RuntimeError("start_cell() called twice without stop_cell()")
+        if isinstance(self._gpu, GpuProcess) and self._gpu.samples_host and not self._gpu.alive:
+            self._host_in_this_process()
         if self.host is not None:
             self.host.new_cell()
         self._in_cell = True
@@ -115,7 +118,7 @@ class Telemetry:
         self._start_note = self._gpu.start(self._started_s) if self._gpu is not None else None
         if not background:
             self.sample_now()
-        else:
+        elif self.host is not None or isinstance(self._gpu, InlineGpus):  # else the sampler process reads all
             self._stop.clear()
             self._wake.clear()
             first_taken = threading.Event()
@@ -125,8 +128,15 @@ class Telemetry:
             first_taken.wait(_JOIN_TIMEOUT_S)
         self._marks.append(Mark("start", self._started_s, 0.0, self._host_thread_cpu_s()))
 
+    def _host_in_this_process(self) -> None:
+        """The sampler process died: this process's own thread samples the host from now on (at its cost)."""
+        self._gpu.samples_host = False
+        psutil, self.host_absent_reason = load_psutil()
+        if psutil is not None:
+            self.host = HostReader(psutil, int(self.hz * INITIAL_CAPACITY_S) + 2)
+
     def mark(self, label: str, t_s: float | None = None) -> None:
-        """A window edge at ``t_s`` (now when None): the GPU sampler reads every energy counter.
+        """A window edge at ``t_s`` (now when None): the sampler reads every energy counter and samples the host.
 
         Costs the calling thread one pipe write (a few µs); the reads run in the sampler's process.
         """
@@ -185,7 +195,7 @@ class Telemetry:
             missed_ticks=cell.missed_ticks + self._missed_ticks,
             gpus=cell.gpus,
             gpu_absent_reason=self.gpu_absent_reason,
-            host=None if self.host is None else self.host.series(),
+            host=cell.host if self.host is None else self.host.series(),
             host_absent_reason=self.host_absent_reason,
             energy_reads=cell.energy_reads,
             marks=tuple(self._marks),
@@ -249,24 +259,29 @@ def open_telemetry(
 ) -> Telemetry:
     """Set up sampling of the given GPUs (NVML indices; None = the visible ones) and the host.
 
-    The GPUs are read by the sampler process through the binding module ``binding`` (None: the
-    ``INPROC_NVML_BINDING`` environment variable, else nvidia-ml-py's ``pynvml``). ``nvml``, a
-    pynvml-shaped object, reads them inside this process instead (tests). Missing NVML, psutil
-    or GPUs, or a sampler that does not start, never raise: that part is absent with the reason.
+    The GPUs and the host are read by the sampler process, the GPUs through the binding module
+    ``binding`` (None: the ``INPROC_NVML_BINDING`` environment variable, else nvidia-ml-py's
+    ``pynvml``). ``nvml``, a pynvml-shaped object, reads them inside this process instead, and the
+    host with them (tests). Where the sampler process does not start, the host is read in this
+    process. Missing NVML, psutil or GPUs, or a sampler that does not start, never raise: that part
+    is absent with the reason.
     """
     hz = check_hz(hz)
     capacity = int(hz * INITIAL_CAPACITY_S) + 2
     gpu: GpuProcess | InlineGpus | None = None
+    host_inline = host
+    host_absent: str | None = "host sampling turned off"
     if nvml is not None:
         gpu, gpu_absent = open_inline(nvml, gpu_indices, capacity, clock)
     else:
-        gpu = GpuProcess(hz, binding, list(gpu_indices) if gpu_indices is not None else None)
-        gpu_absent = gpu.absent_reason
-        if gpu_absent is not None:
+        gpu = GpuProcess(hz, binding, list(gpu_indices) if gpu_indices is not None else None, host=host)
+        gpu_absent = gpu.gpu_absent_reason
+        if gpu.absent_reason is not None:
             gpu = None
+        elif host:
+            host_inline, host_absent = False, gpu.host_absent_reason
     host_reader: HostReader | None = None
-    host_absent: str | None = "host sampling turned off"
-    if host:
+    if host_inline:
         psutil, host_absent = load_psutil()
         if psutil is not None:
             host_reader = HostReader(psutil, capacity)

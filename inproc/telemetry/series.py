@@ -159,11 +159,13 @@ class SeriesBuffer:
             self.values[name][:n] = old_v[name][:n]
             self.ok[name][:n] = old_ok[name][:n]
 
-    def take(self, t_s: float, probes: Sequence[Probe], closing: bool = False) -> None:
-        """Append one sample taken at ``t_s``: run each live probe, store what it answers.
+    def take(self, t_s: float, probes: Sequence[Probe], closing: bool = False, skip: Sequence[str] = ()) -> None:
+        """Append one sample taken at ``t_s``: run each live probe (but those named in ``skip``), store what it
+        answers.
 
         A probe with ``every > 1`` runs on rows 0, every, 2*every... and on the closing
-        row, so that its counters bracket any window inside the cell.
+        row (and on any row taken with ``closing``: a window edge's), so that its counters bracket any
+        window inside the cell.
         """
         if self.n == self._capacity:
             self._grow()
@@ -171,7 +173,7 @@ class SeriesBuffer:
         self.n += 1
         self.t_s[i] = t_s
         for probe in probes:
-            if probe.off_reason is not None or (i % probe.every and not closing):
+            if probe.off_reason is not None or (i % probe.every and not closing) or probe.name in skip:
                 continue
             try:
                 answer = probe.read()
@@ -213,9 +215,10 @@ class ProbeSource:
     probes: list[Probe]
     buffer: SeriesBuffer
 
-    def take(self, t_s: float, closing: bool = False) -> None:
-        """Append one sample stamped ``t_s`` (``closing``: the cell's last, read everything)."""
-        self.buffer.take(t_s, self.probes, closing)
+    def take(self, t_s: float, closing: bool = False, skip: Sequence[str] = ()) -> None:
+        """Append one sample stamped ``t_s`` (``closing``: the cell's last or a window edge's, read everything
+        but the probes named in ``skip``)."""
+        self.buffer.take(t_s, self.probes, closing, skip)
 
     def new_cell(self) -> None:
         """Start a cell: blank the buffer, and reset probes that count per cell."""

@@ -35,7 +35,7 @@ GPU_COLUMNS: tuple[tuple[str, str], ...] = (
 
 # Columns of the host series.
 HOST_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("process_cpu_s", "f8"),  # os.times() user + system of this process, cumulative
+    ("process_cpu_s", "f8"),  # user + system CPU of the engine's process, cumulative (/proc/PID/stat, or os.times())
     ("host_busy_s", "f8"),  # psutil.cpu_times(): all CPUs, non-idle seconds, cumulative
     ("host_total_s", "f8"),  # psutil.cpu_times(): all CPUs, all seconds, cumulative
     ("rss_bytes", "f8"),  # psutil.Process().memory_info().rss

@@ -13,6 +13,7 @@ import pytest
 from inproc.errors import UsageError
 from inproc.record.tables import in_ns, whole_ns
 from inproc.telemetry.figures import TelemetryFigures, cell_figures
+from inproc.telemetry.gpu_reader import ENERGY_EVERY, VIOLATION_EVERY
 from inproc.telemetry.judge import throttle_check
 from inproc.telemetry.sampler import open_telemetry
 from inproc.telemetry.trace import TelemetryTrace
@@ -139,9 +140,10 @@ def test_an_unsupported_query_is_asked_once_and_reported():
     trace, _ = replay_cell(FakeNvml([gpu]), 25)
     assert gpu.calls["temp_c"] == 1
     assert gpu.calls["violation_reliability_ns"] == 1
-    # The energy counter (3 ms a read on the H200) only at the edges (start, stop) and on every
-    # 10th sample and the closing one: 0, 10, 20, 24.
-    assert gpu.calls["energy_mj"] == 2 + 4
+    # The energy counter (3 ms a read on the H200) only at the edges (start, stop), on every
+    # ENERGY_EVERY-th sample and on the closing one.
+    rows = set(range(0, 25, ENERGY_EVERY)) | {24}
+    assert gpu.calls["energy_mj"] == 2 + len(rows)
     fig = cell_figures(trace, trace.started_s, trace.stopped_s, 10)
     assert fig.gpus[0].max_temp_c is None
     assert "unsupported" in fig.gpus[0].reasons["max_temp_c"]
@@ -149,16 +151,18 @@ def test_an_unsupported_query_is_asked_once_and_reported():
     assert fig.max_temp_c is None and fig.reasons["max_temp_c"].startswith("GPU 0: unsupported")
 
 
-def test_violation_counters_are_read_every_fifth_sample_and_at_the_close():
-    gpu = full_gpu([100.0] * 23, violation_power_ns=[0, 0, 10**9, 2 * 10**9, 2 * 10**9, 3 * 10**9])
-    trace, _ = replay_cell(FakeNvml([gpu]), 23)  # rows 0, 5, 10, 15, 20 and the closing 22
-    assert gpu.calls["violation_power_ns"] == 6
+def test_violation_counters_are_read_every_nth_sample_and_at_the_close():
+    v = VIOLATION_EVERY
+    n = 2 * v + 3  # rows 0, v, 2v and the closing n - 1
+    gpu = full_gpu([100.0] * n, violation_power_ns=[0, 10**9, 2 * 10**9, 3 * 10**9])
+    trace, _ = replay_cell(FakeNvml([gpu]), n)
+    assert gpu.calls["violation_power_ns"] == 4
     s = trace.gpus[0].series
-    assert list(np.nonzero(s.ok["violation_power_ns"])[0]) == [0, 5, 10, 15, 20, 22]
-    whole = cell_figures(trace, s.t_s[0], s.t_s[22], None)
+    assert list(np.nonzero(s.ok["violation_power_ns"])[0]) == [0, v, 2 * v, n - 1]
+    whole = cell_figures(trace, s.t_s[0], s.t_s[n - 1], None)
     assert whole.gpus[0].violation_s["power"] == pytest.approx(3.0)
-    middle = cell_figures(trace, s.t_s[5], s.t_s[15], None)
-    assert middle.gpus[0].violation_s["power"] == pytest.approx(2.0)
+    middle = cell_figures(trace, s.t_s[v], s.t_s[2 * v], None)
+    assert middle.gpus[0].violation_s["power"] == pytest.approx(1.0)
     assert middle.gpus[0].violation_s["thermal"] == 0.0
 
 
