@@ -8,12 +8,13 @@ module such as the tests' fake) and, when the config names the engine's pid (``h
 host reader of that process and of all CPUs (``inproc.telemetry.host_reader``). It serves
 with either alone (no GPU: the host; no psutil: the GPUs). Then it obeys one-line commands on stdin:
 
-``start PATH T_S``  a cell begins: energy read at its edge (labelled ``start``), first sample,
-                    then the answer line ``started``; samples follow every 1/hz s, appended to PATH
-``edge LABEL T_S``  read every GPU's energy counter and take a host sample now (a window opened
-                    or closed at ``T_S``); no answer, so the engine's process never waits on NVML
-``stop T_S``        a closing sample (every probe), the ``stop`` energy reads, then one JSON
-                    status line (per-GPU probe errors, each field's latencyUsec, own CPU time)
+``start PATH T_S``  a cell begins: the ``start`` edge (below) is its first sample, then the answer
+                    line ``started``; samples follow every 1/hz s, appended to PATH
+``edge LABEL T_S``  an edge (a window opened or closed at ``T_S``): every GPU's energy counter read
+                    now, then every probe of every GPU and of the host; no answer, so the engine's
+                    process never waits on NVML
+``stop T_S``        the ``stop`` edge, the cell's closing sample, then one JSON status line (per-GPU
+                    and host probe errors, each field's latencyUsec, own CPU time)
 ``quit`` / EOF      exit
 
 Rows go to PATH as they are taken (one ``os.write`` per sample or edge, float64, ``ROW_FIELDS``
@@ -38,6 +39,7 @@ import numpy as np
 from inproc.telemetry.gpu_procs import other_compute_processes
 from inproc.telemetry.gpu_reader import GpuReader, load_nvml, select_handles
 from inproc.telemetry.host_reader import HostReader, load_psutil
+from inproc.telemetry.series import SeriesBuffer
 from inproc.telemetry.trace import GPU_COLUMNS, HOST_COLUMNS
 
 # Row layout before the GPU columns: kind (0 GPU sample, 1 energy read at an edge, 2 host sample), the GPU's slot,
@@ -72,34 +74,28 @@ class GpuSampling:
             self.host.new_cell()  # lists the engine's children, this process among them
         self.edge("start", t_mark_s)  # the cell's first sample
 
-    def sample(self, closing: bool = False) -> None:
+    def sample(self) -> None:
         """One sample of every GPU and of the host, each stamped just before its first read, written as one block."""
         rows = np.full((len(self.readers), ROW_WIDTH), np.nan)
         for slot, reader in enumerate(self.readers):
-            self._gpu_row(rows[slot], slot, reader, closing)
-        self._write(rows if self.host is None else np.vstack([rows, self._host_row(closing, np.nan, np.nan)]))
+            self._gpu_row(rows[slot], slot, reader, False)
+        self._write(rows if self.host is None else np.vstack([rows, self._host_row(False, np.nan, np.nan)]))
 
     @staticmethod
     def _gpu_row(row: np.ndarray, slot: int, reader: GpuReader, closing: bool, energy_mj: float | None = None) -> None:
         """One GPU sample into ``row``; ``energy_mj``: the energy just read at an edge (the counter not read again)."""
         t_s = time.perf_counter()
-        reader.take(t_s, closing, skip=("energy",) if energy_mj is not None else ())
-        i = reader.buffer.n - 1
-        if energy_mj is not None:
-            reader.buffer.values["energy_mj"][i], reader.buffer.ok["energy_mj"][i] = energy_mj, True
+        reader.take(t_s, closing, {"energy": (energy_mj,)} if energy_mj is not None else None)
         row[: len(ROW_FIELDS)] = (KIND_GPU, slot, t_s, time.perf_counter(), time.process_time(), np.nan, np.nan)
-        row[len(ROW_FIELDS):] = [reader.buffer.values[c][i] if reader.buffer.ok[c][i] else np.nan
-                                 for c, _ in GPU_COLUMNS]
+        row[len(ROW_FIELDS):] = _last_values(reader.buffer, GPU_COLUMNS)
 
     def _host_row(self, closing: bool, code: float, t_mark_s: float) -> np.ndarray:
         """One host sample as a row (the values of the reads that failed or were skipped are NaN)."""
         row = np.full((1, ROW_WIDTH), np.nan)
         t_s = time.perf_counter()
         self.host.take(t_s, closing)
-        buf, i = self.host.buffer, self.host.buffer.n - 1
         row[0, : len(ROW_FIELDS)] = (KIND_HOST, -1, t_s, time.perf_counter(), time.process_time(), code, t_mark_s)
-        row[0, len(ROW_FIELDS): len(ROW_FIELDS) + len(HOST_COLUMNS)] = [
-            buf.values[c][i] if buf.ok[c][i] else np.nan for c, _ in HOST_COLUMNS]
+        row[0, len(ROW_FIELDS): len(ROW_FIELDS) + len(HOST_COLUMNS)] = _last_values(self.host.buffer, HOST_COLUMNS)
         return row
 
     def edge(self, label: str, t_mark_s: float) -> None:
@@ -146,6 +142,12 @@ class GpuSampling:
     def _write(self, rows: np.ndarray) -> None:
         if self._fd is not None and rows.size:
             os.write(self._fd, rows.tobytes())
+
+
+def _last_values(buffer: SeriesBuffer, columns) -> list[float]:
+    """The buffer's last sample as floats in ``columns``' order, NaN where that read failed or was skipped."""
+    i = buffer.n - 1
+    return [buffer.values[c][i] if buffer.ok[c][i] else np.nan for c, _ in columns]
 
 
 def _status(reader: GpuReader) -> dict[str, Any]:

@@ -45,7 +45,7 @@ class HostReader(ProbeSource):
         self._process = psutil.Process(pid)
         self._own = pid is None or pid == os.getpid()
         self.probes = [
-            Probe("process_cpu", ("process_cpu_s",), _process_cpu_s if self._own else self._pid_cpu_s),
+            Probe("process_cpu", ("process_cpu_s",), self._process_cpu_s),
             Probe("host_cpu", ("host_busy_s", "host_total_s"), self._host_cpu_s),
             Probe("rss", ("rss_bytes",), lambda: (self._process.memory_info().rss,)),
             Probe("cpu_freq", ("cpu_freq_mhz", "cpu_freq_max_mhz"), self._cpu_freq_mhz, every=CPU_FREQ_EVERY),
@@ -98,18 +98,18 @@ class HostReader(ProbeSource):
             except self._psutil.Error:  # it exited between the listing and the read
                 continue
             live += t.user + t.system
-        if self._own:
-            t = os.times()
-            reaped = t.children_user + t.children_system
-        else:  # the reaped children's time, as /proc/PID/stat states it (cutime, cstime)
-            t = self._process.cpu_times()
-            reaped = t.children_user + t.children_system
-        return (on_ns_grid(live + reaped),)
+        t = self._cpu_times()  # the reaped children's time: cutime, cstime
+        return (on_ns_grid(live + t.children_user + t.children_system),)
 
-    def _pid_cpu_s(self) -> tuple[float]:
-        """The engine's process's user + system CPU seconds, read from another process."""
-        t = self._process.cpu_times()
+    def _process_cpu_s(self) -> tuple[float]:
+        """The sampled process's user + system CPU seconds (ticks as well: see :meth:`_host_cpu_s`)."""
+        t = self._cpu_times()
         return (on_ns_grid(t.user + t.system),)
+
+    def _cpu_times(self) -> Any:
+        """The sampled process's CPU times and its reaped children's: ``os.times()`` in that process (~1 µs),
+        else ``/proc/PID/stat`` through psutil (both have user, system, children_user, children_system)."""
+        return os.times() if self._own else self._process.cpu_times()
 
     def _steal_s(self) -> tuple[float]:
         """Steal from the same reading as the busy time (the host_cpu probe runs just before)."""
@@ -122,7 +122,3 @@ class HostReader(ProbeSource):
         """This cell's samples as a frozen record."""
         return self.buffer.snapshot(self.probes)
 
-
-def _process_cpu_s() -> tuple[float]:
-    t = os.times()
-    return (on_ns_grid(t.user + t.system),)  # ticks as well: see HostReader._host_cpu_s

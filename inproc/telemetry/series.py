@@ -159,9 +159,10 @@ class SeriesBuffer:
             self.values[name][:n] = old_v[name][:n]
             self.ok[name][:n] = old_ok[name][:n]
 
-    def take(self, t_s: float, probes: Sequence[Probe], closing: bool = False, skip: Sequence[str] = ()) -> None:
-        """Append one sample taken at ``t_s``: run each live probe (but those named in ``skip``), store what it
-        answers.
+    def take(self, t_s: float, probes: Sequence[Probe], closing: bool = False,
+             answers: Mapping[str, Sequence[float | int]] | None = None) -> None:
+        """Append one sample taken at ``t_s``: run each live probe, store what it answers. ``answers``
+        (probe name -> its values) stands for probes just read otherwise, which are not read again.
 
         A probe with ``every > 1`` runs on rows 0, every, 2*every... and on the closing
         row (and on any row taken with ``closing``: a window edge's), so that its counters bracket any
@@ -173,10 +174,10 @@ class SeriesBuffer:
         self.n += 1
         self.t_s[i] = t_s
         for probe in probes:
-            if probe.off_reason is not None or (i % probe.every and not closing) or probe.name in skip:
+            if probe.off_reason is not None or (i % probe.every and not closing):
                 continue
             try:
-                answer = probe.read()
+                answer = answers[probe.name] if answers and probe.name in answers else probe.read()
             except Exception as exc:  # NVML / psutil errors of any kind: a gap, not a crash
                 probe.fail(exc)
                 continue
@@ -215,10 +216,11 @@ class ProbeSource:
     probes: list[Probe]
     buffer: SeriesBuffer
 
-    def take(self, t_s: float, closing: bool = False, skip: Sequence[str] = ()) -> None:
-        """Append one sample stamped ``t_s`` (``closing``: the cell's last or a window edge's, read everything
-        but the probes named in ``skip``)."""
-        self.buffer.take(t_s, self.probes, closing, skip)
+    def take(self, t_s: float, closing: bool = False,
+             answers: Mapping[str, Sequence[float | int]] | None = None) -> None:
+        """Append one sample stamped ``t_s`` (``closing``: the cell's last or a window edge's, read everything;
+        ``answers``: values of probes just read otherwise, by probe name)."""
+        self.buffer.take(t_s, self.probes, closing, answers)
 
     def new_cell(self) -> None:
         """Start a cell: blank the buffer, and reset probes that count per cell."""
