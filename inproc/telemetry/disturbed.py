@@ -56,6 +56,11 @@ MIN_HALF_STEPS = 4  # each half needs this many steps for its median to be a lev
 # Counters tick in 10 ms and the tree's children are read at 1 Hz: a window shorter than this is
 # judged over the whole sampled entry (``TelemetryTrace.started_s`` to ``stopped_s``) instead.
 MIN_WINDOW_S = 1.0
+# The kernel's CPU counters (/proc/stat, /proc/PID/stat) count whole ticks of this length, and the host's
+# and the tree's are read one after the other: over a window of W seconds each of the host, tree and other
+# figures is known to about COUNTER_TICK_S × (ticks of slack) ÷ W cores (the tree may read a little above
+# the host's total on a host it keeps busy).
+COUNTER_TICK_S = 0.01
 # The columns a host series needs to be judged (files written before them are not judged).
 NEEDED = ("children_cpu_s", "host_steal_s")
 

@@ -63,7 +63,9 @@ def test_cells_under_a_burner_are_flagged_with_its_cpu_and_the_others_by_their_o
             r.idle_cores < d.MIN_IDLE_CORES or r.other_cores >= d.OTHER_HOST_SHARE * r.host_cores)
         assert crossed == any(x.startswith("other processes used") for x in r.causes), r
         assert not (os.environ.get("INPROC_TEST_QUIET") == "1" and r.causes), r
-    assert all(0.1 < r.tree_cores < r.host_cores for r in readings.values())  # the engine's own CPU is its tree's
+    for r in readings.values():  # the engine's own CPU is its tree's, below the host's to the counters' ticks
+        slack = 4 * d.COUNTER_TICK_S / r.window_s  # a tick at each edge of the host's and the tree's counters
+        assert 0.1 < r.tree_cores <= r.host_cores + slack, r
     text = render_matrix(rec)
     assert f"{DISTURBED[0]} {DISTURBED[1]}" in text
     burnt_cells = [line for line in text.splitlines() if line.strip().startswith("128 ")][0]
