@@ -10,7 +10,7 @@ import time
 
 from inproc.telemetry import metrics as m
 from inproc.telemetry.disturbed import Disturbance, causes, cpu_figures
-from inproc.telemetry.host_reader import HostReader, load_psutil
+from inproc.telemetry.host_reader import open_host_reader
 
 FIX = ("cells measured now may be disturbed (stop the other work or wait for it; "
        "--retry-disturbed N measures a disturbed cell again up to N times)")
@@ -20,8 +20,7 @@ class BusyCheck:
     """Samples the host at construction and again at :meth:`warning`."""
 
     def __init__(self) -> None:
-        psutil, _ = load_psutil()
-        self._reader = HostReader(psutil, 4) if psutil is not None else None
+        self._reader, _ = open_host_reader(4)
         if self._reader is not None:
             self._reader.new_cell()
             self._t0 = time.perf_counter()

@@ -38,8 +38,8 @@ import numpy as np
 
 from inproc.telemetry.gpu_procs import other_compute_processes
 from inproc.telemetry.gpu_reader import GpuReader, load_nvml, select_handles
-from inproc.telemetry.host_reader import HostReader, load_psutil
-from inproc.telemetry.series import SeriesBuffer
+from inproc.telemetry.host_reader import HostReader, open_host_reader
+from inproc.telemetry.series import ProbeSource, SeriesBuffer, probe_problems
 from inproc.telemetry.trace import GPU_COLUMNS, HOST_COLUMNS
 
 # Row layout before the GPU columns: kind (0 GPU sample, 1 energy read at an edge, 2 host sample), the GPU's slot,
@@ -132,10 +132,7 @@ class GpuSampling:
             self._fd = None
         others = other_compute_processes(self.readers[0].nvml, [(r.index, r.handle) for r in self.readers], pids) \
             if self.readers and pids else ()
-        host = None
-        if self.host is not None:
-            series = self.host.series()
-            host = {"unsupported": dict(series.unsupported), "read_errors": dict(series.read_errors)}
+        host = _problems(self.host) if self.host is not None else None
         return {"cpu_s": time.process_time(), "missed_ticks": self.missed_ticks,
                 "gpus": [_status(r) for r in self.readers], "others": list(others), "host": host}
 
@@ -150,10 +147,15 @@ def _last_values(buffer: SeriesBuffer, columns) -> list[float]:
     return [buffer.values[c][i] if buffer.ok[c][i] else np.nan for c, _ in columns]
 
 
+def _problems(source: ProbeSource) -> dict[str, dict[str, str]]:
+    """A source's probes that are off and those whose reads failed, for the status line."""
+    unsupported, read_errors = probe_problems(source.probes)
+    return {"unsupported": unsupported, "read_errors": read_errors}
+
+
 def _status(reader: GpuReader) -> dict[str, Any]:
-    series = reader.buffer.snapshot(reader.probes)
-    return {"index": reader.index, "power_source": reader.trace().power_source if reader.buffer.n else "none",
-            "unsupported": dict(series.unsupported), "read_errors": dict(series.read_errors),
+    return {"index": reader.index, "power_source": reader.power_source if reader.buffer.n else "none",
+            **_problems(reader),
             "field_latency_us": {str(k): v for k, v in reader.field_latency_us.items()},
             "violations": f"{reader.violation_source} (x{reader.violation_scale:g} to ns)"}
 
@@ -243,15 +245,7 @@ def _answer(out, line: str) -> None:
 def open_host(config: dict[str, Any]) -> tuple[HostReader | None, str | None]:
     """A reader of the engine's process ``host_pid`` and the host, or ``(None, reason)``."""
     pid = config.get("host_pid")
-    if pid is None:
-        return None, "host sampling turned off"
-    psutil, absent = load_psutil()
-    if psutil is None:
-        return None, absent
-    try:
-        return HostReader(psutil, _CAPACITY, pid=int(pid)), None
-    except psutil.Error as exc:  # the engine's process is gone already
-        return None, f"host sampling could not open process {pid} ({exc})"
+    return (None, "host sampling turned off") if pid is None else open_host_reader(_CAPACITY, int(pid))
 
 
 def main(argv: list[str]) -> int:

@@ -229,15 +229,19 @@ class GpuReader(ProbeSource):
         super().new_cell()
         self.field_latency_us = {}
 
+    @property
+    def power_source(self) -> str:
+        """Where the power readings come from (the power probe's source), "none" where that probe is off."""
+        return self._power.label if next(p for p in self.probes if p.name == "power").off_reason is None else "none"
+
     def trace(self) -> GpuTrace:
         """This cell's samples as a frozen record."""
-        power_off = next(p for p in self.probes if p.name == "power").off_reason is not None
         return GpuTrace(
             index=self.index,
             name=self.name,
             uuid=self.uuid,
             default_sm_clock_mhz=self.default_sm_clock_mhz,
-            power_source="none" if power_off else self._power.label,
+            power_source=self.power_source,
             series=self.buffer.snapshot(self.probes),
         )
 

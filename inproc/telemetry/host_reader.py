@@ -37,6 +37,17 @@ def load_psutil() -> tuple[Any, str | None]:
     return psutil, None
 
 
+def open_host_reader(capacity: int, pid: int | None = None) -> tuple["HostReader | None", str | None]:
+    """A reader of process ``pid`` (None: this one) and the host, or ``(None, reason)``."""
+    psutil, absent = load_psutil()
+    if psutil is None:
+        return None, absent
+    try:
+        return HostReader(psutil, capacity, pid=pid), None
+    except psutil.Error as exc:  # that process is gone already
+        return None, f"host sampling could not open process {pid} ({exc})"
+
+
 class HostReader(ProbeSource):
     """Samples the host into a preallocated buffer."""
 

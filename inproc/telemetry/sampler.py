@@ -29,7 +29,7 @@ from typing import Any, Callable, Sequence
 from inproc.errors import UsageError
 from inproc.telemetry.gpu_sampler import GpuCell, GpuProcess
 from inproc.telemetry.gpu_procs import own_pids
-from inproc.telemetry.host_reader import HostReader, load_psutil
+from inproc.telemetry.host_reader import HostReader, open_host_reader
 from inproc.telemetry.inline_gpus import InlineGpus, open_inline
 from inproc.telemetry.trace import Mark, TelemetryTrace
 
@@ -45,6 +45,11 @@ _JOIN_TIMEOUT_S = 10.0
 # 16-core H200 host): 0.1-0.4 % of a core at 10 Hz. Every window edge (``Telemetry.mark``) adds a sample,
 # so a window's host CPU figures (the disturbance rule's) are read at its edges whatever the rate.
 HOST_HZ = 10.0
+
+
+def _capacity(hz: float) -> int:
+    """Samples a cell's buffer starts with room for: INITIAL_CAPACITY_S at ``hz``, two to spare."""
+    return int(hz * INITIAL_CAPACITY_S) + 2
 
 
 def check_hz(hz: float) -> float:
@@ -131,9 +136,7 @@ class Telemetry:
     def _host_in_this_process(self) -> None:
         """The sampler process died: this process's own thread samples the host from now on (at its cost)."""
         self._gpu.samples_host = False
-        psutil, self.host_absent_reason = load_psutil()
-        if psutil is not None:
-            self.host = HostReader(psutil, int(self.hz * INITIAL_CAPACITY_S) + 2)
+        self.host, self.host_absent_reason = open_host_reader(_capacity(self.hz))
 
     def mark(self, label: str, t_s: float | None = None) -> None:
         """A window edge at ``t_s`` (now when None): the sampler reads every energy counter and samples the host.
@@ -267,7 +270,7 @@ def open_telemetry(
     is absent with the reason.
     """
     hz = check_hz(hz)
-    capacity = int(hz * INITIAL_CAPACITY_S) + 2
+    capacity = _capacity(hz)
     gpu: GpuProcess | InlineGpus | None = None
     host_inline = host
     host_absent: str | None = "host sampling turned off"
@@ -282,7 +285,5 @@ def open_telemetry(
             host_inline, host_absent = False, gpu.host_absent_reason
     host_reader: HostReader | None = None
     if host_inline:
-        psutil, host_absent = load_psutil()
-        if psutil is not None:
-            host_reader = HostReader(psutil, capacity)
+        host_reader, host_absent = open_host_reader(capacity)
     return Telemetry(gpu, gpu_absent, host_reader, host_absent, hz=hz, clock=clock)

@@ -189,14 +189,7 @@ class SeriesBuffer:
     def snapshot(self, probes: Sequence[Probe]) -> SampleSeries:
         """Copy out this cell's samples as a frozen record."""
         n = self.n
-        unsupported: dict[str, str] = {}
-        read_errors: dict[str, str] = {}
-        for probe in probes:
-            for name in probe.columns:
-                if probe.off_reason is not None:
-                    unsupported[name] = probe.off_reason
-                if probe.failures:
-                    read_errors[name] = f"{probe.failures} failed reads; first: {probe.first_error}"
+        unsupported, read_errors = probe_problems(probes)
         return SampleSeries(
             t_s=self.t_s[:n].copy(),
             values={k: v[:n].copy() for k, v in self.values.items()},
@@ -204,6 +197,19 @@ class SeriesBuffer:
             unsupported=unsupported,
             read_errors=read_errors,
         )
+
+
+def probe_problems(probes: Sequence[Probe]) -> tuple[dict[str, str], dict[str, str]]:
+    """Per column, why its probe is off (``unsupported``) and its failed reads in words (``read_errors``)."""
+    unsupported: dict[str, str] = {}
+    read_errors: dict[str, str] = {}
+    for probe in probes:
+        for name in probe.columns:
+            if probe.off_reason is not None:
+                unsupported[name] = probe.off_reason
+            if probe.failures:
+                read_errors[name] = f"{probe.failures} failed reads; first: {probe.first_error}"
+    return unsupported, read_errors
 
 
 def _blank(dtype: np.dtype, capacity: int) -> np.ndarray:
