@@ -76,7 +76,8 @@ def read_outcome(path: str, context: int, concurrency: int) -> Outcome:
     if entry.status not in MEASURED:
         return Outcome(entry.status, entry.error or entry.reason)
     if entry.disturbed:  # other work on the machine set its speed: never counted (the sitting measures it again)
-        return Outcome(DISTURBED, entry.disturbed)
+        # The status says "disturbed": the reason is the cause alone, so the log reads "disturbed: CAUSE".
+        return Outcome(DISTURBED, entry.disturbed.removeprefix(f"{DISTURBED}: "))
     s = sample(entry, "tok_s", cutting(entry))
     if not isinstance(s, PooledRate) or s.n == 0:
         return Outcome(entry.status, "no decode window in the cell")

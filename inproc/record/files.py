@@ -164,11 +164,32 @@ def _cell_json(path: Path) -> dict[str, Any] | Damage:
     if data[:2] != b"\x1f\x8b":
         return Damage(path, "foreign", "not gzip-compressed JSON")
     try:
-        return json.loads(gzip.decompress(data))
+        doc = json.loads(gzip.decompress(data))
     except EOFError:  # gzip's stream stops before its end marker
         return Damage(path, "truncated")
     except (OSError, zlib.error, ValueError) as e:  # gzip's CRC or zlib's stream, or the JSON
         return Damage(path, "damaged", f"{type(e).__name__}: {one_line(e)}")
+    return _shaped(path, doc, _CELL_KEYS, "gzip JSON")
+
+
+_OPTIONAL = (dict, type(None))
+#: What a cell file's JSON object holds, by the types of its values (a gzip JSON without them is some other file):
+#: a schema 9-10 cell file's, and a schema 7-8 ``.npz``'s skeleton.
+_CELL_KEYS = {"created": (str,), "entry": (dict,), "kind": (str,), "traces": (list,), "telemetry": _OPTIONAL,
+              "tables": (list,), "ns": (dict,)}
+_SKELETON_KEYS = {"created": (str,), "entry": (dict,)}
+
+
+def _shaped(path: Path, doc: Any, keys: dict[str, tuple[type, ...]], held: str) -> dict[str, Any] | Damage:
+    """``doc`` (what the file's ``held`` parsed to) when it is an object holding ``keys`` with values of their
+    types; else a foreign file's damage saying what it holds, so that only its entry is an Error entry."""
+    if not isinstance(doc, dict):
+        kind = {list: "a list", str: "a string", bool: "a boolean", type(None): "null"}.get(type(doc), "a number")
+        return Damage(path, "foreign", f"{held} holding {kind}, not an object")
+    wrong = [k for k, types in keys.items() if k not in doc or not isinstance(doc[k], types)]
+    if wrong:
+        return Damage(path, "foreign", f"{held} without a cell file's {', '.join(wrong)}")
+    return doc
 
 
 def _read_table(path: Path) -> pa.Table | Damage:
@@ -228,7 +249,9 @@ def _npz(name: str, path: Path, arrays: bool) -> CellFile:
         with np.load(path, allow_pickle=False) as npz:
             if SKELETON not in npz.files:
                 return CellFile(name, path, True, damage=Damage(path, "foreign", f"no {SKELETON!r} member"))
-            skeleton = json.loads(npz[SKELETON].tobytes())
+            skeleton = _shaped(path, json.loads(npz[SKELETON].tobytes()), _SKELETON_KEYS, f"its {SKELETON!r}")
+            if isinstance(skeleton, Damage):
+                return CellFile(name, path, True, damage=skeleton)
             try:  # the skeleton alone says whose cell it is, even where an array member is damaged
                 members = {n: npz[n] for n in npz.files if n != SKELETON} if arrays else None
             except _ZIP_DAMAGED as e:

@@ -92,6 +92,11 @@ Schema history (``schema_version``):
   last_step, device, note, files). A file without them loads with no kernel pass
   (``cell.kernels`` is None).
 
+  Added without a new version (2026-12-06; older readers ignore them): a manifest row repeats the
+  disturbance flag its cell file holds (``inproc.record.tojson.FLAGS``): a decode row ``disturbed``,
+  ``try`` and ``tries``, a prefill row ``disturbed``. A manifest without them reads as "", 1 and no
+  earlier try (``inproc.open``'s cells); the loader reads them from the cell file, as before.
+
 A file newer than :data:`SCHEMA_VERSION` is refused by the loader (``inproc.record.files.check_version``).
 """
 from __future__ import annotations

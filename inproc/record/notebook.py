@@ -27,7 +27,8 @@ from inproc.record.layout import RESULTS_HINT, cell_name
 from inproc.record.load import load_results, read_cell, read_skeleton
 from inproc.record.migrate import SCHEMA_VERSION
 from inproc.record.tables import arrow_table, stored_tables
-from inproc.record.tojson import HEADLINE, entry_json
+from inproc.record.schema import EarlierTry
+from inproc.record.tojson import FLAGS, HEADLINE, entry_json
 from inproc.telemetry.trace import TelemetryTrace
 
 #: The tables a cell may hold, in the order :meth:`Cell.tables` lists them.
@@ -62,6 +63,21 @@ class Cell(_Tables):
     row: dict[str, Any]  # the entry's row in the manifest
     folder: CellFolder | None  # the run's cell folder (None: raw records inline, schema 6 and older)
     error: str | None = None  # set when its cell file lies outside the folder: an Error cell, never opened
+
+    @property
+    def disturbed(self) -> str:
+        """The disturbance rule's cause as the manifest recorded it ("" when none, or a file written before it)."""
+        return str(self.row.get("disturbed") or "")
+
+    @property
+    def try_number(self) -> int:
+        """The try the cell's figures come from (1 unless ``--retry-disturbed`` measured it again)."""
+        return int(self.row.get("try") or 1)
+
+    @property
+    def tries(self) -> tuple[EarlierTry, ...]:
+        """The disturbed tries before the one its figures come from (empty: measured once)."""
+        return tuple(EarlierTry.from_dict(t) for t in self.row.get("tries") or ())
 
     @property
     def source(self) -> Path | None:
@@ -142,11 +158,15 @@ class Run(_Tables):
     @functools.cached_property
     def figures(self) -> pa.Table:
         """One row per entry: its kind, key, status, reason and headline figures, as the loader derives
-        them (again from the raw records where the file's definitions are not today's)."""
+        them (again from the raw records where the file's definitions are not today's), and its
+        disturbance flag: ``disturbed`` (the cause, "" when none), ``try`` and ``tries`` (each earlier,
+        disturbed try: ``try``, ``total_tok_s``, ``disturbed``); a prefill entry is measured once."""
         rec = load_results(self.path)
         rows = [{"kind": "prefill", **entry_json(e)} for e in rec.prefill] + \
                [{"kind": "decode", **entry_json(e)} for e in rec.decode]
-        return pa.Table.from_pylist([{k: r.get(k) for k in ("kind",) + HEADLINE if k != "cell_file"} for r in rows])
+        unflagged = {"disturbed": "", "try": 1, "tries": []}
+        return pa.Table.from_pylist([{**{k: r.get(k) for k in ("kind",) + HEADLINE if k != "cell_file"},
+                                      **{k: r.get(k, unflagged[k]) for k in FLAGS}} for r in rows])
 
     def table(self, name: str) -> pa.Table:
         """Table ``name`` of every cell, one after another, with ``cell``, ``context`` and ``concurrency``

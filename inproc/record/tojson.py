@@ -51,6 +51,10 @@ def header_json(rec: RunRecord) -> dict[str, Any]:
 #: reason, and its figures but the step anatomy and the slow steps (``DecodeFigures`` / ``PrefillFigures`` fields).
 HEADLINE = ("context", "concurrency", "status", "reason", "cell_file") + tuple(
     f.name for cls in (DecodeFigures, PrefillFigures) for f in dataclasses.fields(cls) if f.name not in ("anatomy", "slow"))
+#: The disturbance flag a manifest row repeats from the entry's row (a decode row all three, a prefill row
+#: ``disturbed``), so a reader of the manifest alone sees which figures were measured on a busy machine and
+#: which try they come from. Its cell file keeps them too: an entry found there alone (a killed run's) has them.
+FLAGS = ("disturbed", "try", "tries")
 
 
 def entry_json(e: PrefillEntry | DecodeEntry) -> dict[str, Any]:
@@ -80,7 +84,7 @@ def _row(e: PrefillEntry | DecodeEntry, cell_files: Mapping[str, str] | None) ->
     d = entry_json(e)
     if cell_files is not None:
         name = cell_files.get(entry_id(e))
-        return {**{k: d[k] for k in HEADLINE if k in d}, "cell_file": name} if name else d
+        return {**{k: d[k] for k in HEADLINE + FLAGS if k in d}, "cell_file": name} if name else d
     raw = raw_json(e)
     if isinstance(e, PrefillEntry):
         d["raw"] = raw["samples"]

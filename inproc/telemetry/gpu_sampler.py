@@ -13,7 +13,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import select
 import subprocess
 import sys
 import tempfile
@@ -24,6 +23,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from inproc.telemetry.gpu_process import EDGE_LABELS, KIND_EDGE, KIND_GPU, KIND_HOST, ROW_FIELDS, ROW_WIDTH
+from inproc.telemetry.replies import STARTED, Replies
 from inproc.telemetry.series import SampleSeries
 from inproc.telemetry.trace import GPU_COLUMNS, HOST_COLUMNS, EnergyRead, GpuTrace
 
@@ -98,6 +98,7 @@ class GpuProcess:
                   "host_pid": os.getpid() if host else None}
         self._proc = None
         self._stderr = None
+        self._replies: Replies | None = None
         if binding == "pynvml" and importlib.util.find_spec("pynvml") is None:  # the sampler opens no NVML
             config["gpus"] = False
             config["gpu_absent"] = self.gpu_absent_reason = (
@@ -112,14 +113,15 @@ class GpuProcess:
         self._proc = subprocess.Popen([sys.executable, "-m", "inproc.telemetry.gpu_process", json.dumps(config)],
                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, env=env,
                                       start_new_session=True)  # a Ctrl-C at the terminal is the run's to handle
-        ready = self._answer(READY_TIMEOUT_S)
-        if ready is None or not json.loads(ready).get("ready"):
-            info = json.loads(ready) if ready else {}
-            self.absent_reason = self.gpu_absent_reason = info.get("reason") or f"sampler did not start: {self._why()}"
+        self._replies = Replies(self._proc.stdout.fileno())  # read from the fd alone, never the buffered file
+        info = self._replies.answer(READY_TIMEOUT_S, "ready") or {}
+        if not info.get("ready"):
+            stray = self._replies.stray_note()
+            why = info.get("reason") or f"sampler did not start: {self._why()}" + (f"; {stray}" if stray else "")
+            self.absent_reason = self.gpu_absent_reason = why
             self.host_absent_reason = info.get("host_absent") or self.absent_reason
             self.close()
             return
-        info = json.loads(ready)
         self.gpus, self.placement = info["gpus"], info["placement"]
         self.gpu_absent_reason = info.get("gpu_absent")
         self.samples_host = bool(info.get("host"))
@@ -135,8 +137,8 @@ class GpuProcess:
         self._t0_s = t_s
         if not self._send(f"start {self._path} {t_s!r}"):
             return self._dead_note()
-        line = self._answer(ANSWER_TIMEOUT_S, lambda text: text == "started")
-        return None if line == "started" else self._dead_note()
+        started = self._replies.answer(ANSWER_TIMEOUT_S, STARTED)
+        return None if started == STARTED else self._notes(self._dead_note(awaited=True))
 
     def edge(self, label: str, t_s: float) -> None:
         """Ask for every GPU's energy now (window ``label`` at ``t_s``); returns at once."""
@@ -145,12 +147,11 @@ class GpuProcess:
     def stop(self, t_s: float, pids: Iterable[int] = ()) -> GpuCell:
         """Close the cell: the sampler's closing sample and reads, then everything it wrote; ``pids``: this
         process tree's, against which the sampler names the GPUs' other compute processes."""
-        status = None
-        if self._send(f"stop {t_s!r} {','.join(map(str, pids)) or '-'}"):
-            line = self._answer(ANSWER_TIMEOUT_S, lambda text: text.startswith("{"))
-            status = json.loads(line) if line else None
+        status, sent = None, self._send(f"stop {t_s!r} {','.join(map(str, pids)) or '-'}")
+        if sent:
+            status = self._replies.answer(ANSWER_TIMEOUT_S, "gpus")
         rows = _read_rows(self._path)
-        note = self._dead_note(rows) if status is None else self._lag_note(t_s, status)
+        note = self._notes(self._dead_note(rows, sent) if status is None else self._lag_note(t_s, status))
         if status is not None:
             self._status = status["gpus"]
         cpu_s = None
@@ -190,14 +191,23 @@ class GpuProcess:
         return (f"{self._part}: sampler lagged: {missed} of {ticks:.0f} ticks missed "
                 f"(its samples ran past the next tick)")
 
-    def _dead_note(self, rows: np.ndarray | None = None) -> str:
+    def _dead_note(self, rows: np.ndarray | None = None, awaited: bool = False) -> str:
+        """The sampler gave no answer: it exited (its exit code), or (``awaited``: its answer was waited for, and its
+        pipe is still open) it lives and did not answer in time, or garbled its answer."""
         last = ""
         if rows is not None and rows.size:
             last = f"; its last sample at {float(rows[-1, _K['t_s']]) - self._t0_s:.1f} s, kept"
         code = self._proc.poll() if self._proc is not None else None
         when = time.perf_counter() - self._t0_s
+        if awaited and code is None and self._proc is not None and not self._replies.ended:
+            return f"{self._part}: sampler gave no answer at {when:.1f} s into the cell (it still runs){last}"
         how = f"exit code {code}" if code is not None else "no answer"
         return f"{self._part}: sampler exited at {when:.1f} s into the cell or before ({how}){last}"
+
+    def _notes(self, note: str | None) -> str | None:
+        """``note`` and, where the sampler wrote lines that were no answer, what they were (None: nothing to say)."""
+        stray = self._replies.stray_note() if self._replies is not None else ""
+        return "; ".join(n for n in (note, f"{self._part}: {stray}" if stray else "") if n) or None
 
     @property
     def _part(self) -> str:
@@ -213,20 +223,6 @@ class GpuProcess:
             return True
         except OSError:  # BrokenPipeError: it died between the poll and the write
             return False
-
-    def _answer(self, timeout_s: float, wanted=lambda text: True) -> str | None:
-        """The sampler's next line that is ``wanted`` (a late answer to an earlier command is skipped), or None."""
-        end = time.monotonic() + timeout_s
-        while self._proc is not None:
-            ready, _, _ = select.select([self._proc.stdout], [], [], max(0.0, end - time.monotonic()))
-            if not ready:
-                return None
-            line = self._proc.stdout.readline().decode().strip()
-            if not line:  # end of file: it exited
-                return None
-            if wanted(line):
-                return line
-        return None
 
     def _why(self) -> str:
         self._stderr.seek(0)

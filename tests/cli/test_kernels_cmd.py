@@ -10,7 +10,7 @@ import pytest
 from inproc.cli.main import main
 from inproc.kernels.table import COLUMNS
 from tests.cli.test_cli import inproc
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, ROOT
 
 H200 = FIXTURES / "h200"
 
@@ -53,16 +53,35 @@ def test_parquet_writes_the_table_a_cell_holds(capsys, tmp_path):
     assert sorted(set(t.column("step").to_pylist())) == [0, 1, 2, 3]
 
 
+GRAPH, LLAMA = str(H200 / "graph_async.json.gz"), str(H200 / "tf_llama.json.gz")
+
+
 @pytest.mark.parametrize("args, says", [
-    (("README.md",), "README.md: not a torch profiler trace"),
-    ((str(H200 / "graph_async.json.gz"), "--mark", "ProfilerStep#*"), "no host range named 'ProfilerStep#*'"),
-    ((str(H200 / "graph_async.json.gz"), "--format", "parquet"), "--format parquet writes one trace's table"),
-    ((str(H200 / "graph_async.json.gz"), "--run-spread", "lots"), "Bad --run-spread 'lots'"),
+    ((str(ROOT / "README.md"), "-o", "k.txt"), "README.md: not a torch profiler trace"),
+    ((GRAPH, "--mark", "ProfilerStep#*", "--format", "md", "-o", "k.md"), "no host range named 'ProfilerStep#*'"),
+    ((GRAPH, LLAMA, "--format", "parquet", "-o", "k.parquet"), "--format parquet writes one trace's table"),
+    ((GRAPH, "--format", "parquet"), "--format parquet writes one trace's table"),
+    ((GRAPH, LLAMA, "--format", "json", "--run-spread", "lots", "-o", "k.json"), "Bad --run-spread 'lots'"),
+    ((GRAPH, str(H200 / "nowhere.json.gz"), "-o", "k.txt"), "nowhere.json.gz: no such file"),
 ])
-def test_bad_input_is_one_line_exit_2_and_no_file(capsys, tmp_path, args, says):
+def test_bad_input_is_one_line_exit_2_and_no_file(capsys, tmp_path, monkeypatch, args, says):
+    """Run in ``tmp_path``, with ``-o`` naming a file there (a relative path, as a user types it): the folder a
+    write would land in. Wrong code this fails: the output opened or written before the input is judged (the
+    first trace's table or text written, then the second trace or the spread refused), or a parquet with no
+    ``-o`` written under a default name."""
+    monkeypatch.chdir(tmp_path)
     code, out, err = run(capsys, *args)
-    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and says in err
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and says in err, err
     assert not list(tmp_path.iterdir())
+
+
+def test_the_same_output_of_a_good_trace_lands_where_the_bad_input_test_looks(capsys, tmp_path, monkeypatch):
+    """What makes the test above able to fail: its ``-o`` names and its working folder are where output goes."""
+    monkeypatch.chdir(tmp_path)
+    for fmt, name in (("text", "k.txt"), ("md", "k.md"), ("json", "k.json"), ("parquet", "k.parquet")):
+        code, _, _ = run(capsys, GRAPH, "--format", fmt, "-o", name)
+        assert code == 0 and (tmp_path / name).stat().st_size > 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["k.json", "k.md", "k.parquet", "k.txt"]
 
 
 @pytest.mark.engine

@@ -66,15 +66,41 @@ def test_a_kept_trace_of_the_pass_reads_back_to_the_same_table(tmp_path):
     assert again.table.name == filed.table.name and np.array_equal(again.table.device_ns, filed.table.device_ns)
 
 
+def _device_truth(events) -> list[dict[str, tuple[int, int]]]:
+    """Each step's device activities as the profiler itself placed them on the H200's timeline: those lying inside
+    the step's device-side mark (``gpu_user_annotation``, the span Kineto drew over the step's kernels), by name:
+    (calls, device ns). Read from where and when the GPU ran them, not from the launch ids the filing code joins."""
+    marks = sorted((e for e in events if e.cat == "gpu_user_annotation" and e.name == MARK), key=lambda e: e.start_ns)
+    out: list[dict[str, tuple[int, int]]] = [{} for _ in marks]
+    for e in events:
+        if e.cat in ("kernel", "gpu_memcpy", "gpu_memset"):
+            (step,) = [i for i, m in enumerate(marks) if m.start_ns <= e.start_ns and e.end_ns <= m.end_ns]
+            calls, ns = out[step].get(e.name, (0, 0))
+            out[step][e.name] = (calls + 1, ns + e.dur_ns)
+    return out
+
+
 @pytest.mark.parametrize("name", sorted(TRACES))
-def test_the_recorded_traces_are_the_hard_case_filing_by_own_start_loses_the_async_ones(name):
+def test_each_step_gets_what_the_gpus_own_timeline_put_in_it_the_late_async_activities_included(name):
+    """The filing code's rows against the recorded truth, name by name: calls and device time per step.
+
+    Wrong code this fails: filing an activity by its own start (the async traces lose 214 and 197 of their
+    activities), by the host mark open when it ran (a graph replay's kernels run during the next step's host
+    mark: each one step late), steps numbered off by one, the launching call's time in place of the device's,
+    or a memcpy left out."""
     events = load_trace(str(H200 / f"{name}.json.gz"))
+    truth = _device_truth(events)
+    filed = file_events(events)
+    got: list[dict[str, tuple[int, int]]] = [{} for _ in range(filed.steps)]
+    for step, kernel, calls, ns in zip(filed.table.step, filed.table.name, filed.table.calls, filed.table.device_ns):
+        got[int(step)][kernel] = (int(calls), int(ns))
+    assert len(truth) == 4 and got == truth
+    # What makes these the hard case (the fixtures' README): the activities that ran after every host mark had
+    # closed, which the filing code must still give to their own steps.
     marks = [e for e in events if e.cat == "user_annotation" and e.name == MARK]
-    kernels = [e for e in events if e.cat in ("kernel", "gpu_memcpy", "gpu_memset")]
-    outside = sum(1 for k in kernels if not any(m.start_ns <= k.start_ns < m.end_ns for m in marks))
-    assert outside == OWN_START_OUTSIDE[name]
-    device_marks = [e for e in events if e.cat == "gpu_user_annotation"]
-    assert len(device_marks) == 4 and {e.name for e in device_marks} == {MARK}
+    late = [e for e in events if e.cat in ("kernel", "gpu_memcpy", "gpu_memset")
+            and not any(m.start_ns <= e.start_ns < m.end_ns for m in marks)]
+    assert len(late) == OWN_START_OUTSIDE[name] and filed.unfiled == 0
 
 
 def _x(cat, name, ts, dur, corr=None, tid=1, pid=1):

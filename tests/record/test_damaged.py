@@ -12,11 +12,13 @@ The commands run in this process (``inproc.cli.main.main``), as ``python -m inpr
 from __future__ import annotations
 
 import dataclasses
+import gzip
 import json
 import re
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from inproc import types as st
@@ -65,6 +67,13 @@ DAMAGE = {
     "truncated": (_truncate, "truncated cell file"),
     "empty": (lambda p: p.write_bytes(b""), "empty cell file"),
     "foreign": (lambda p: p.write_text("not a cell\n"), "not a cell file (not gzip-compressed JSON)"),
+    # Gzip JSON, but not a cell file's: wrong code let the reader take it as one, and a KeyError or an
+    # AttributeError made the whole results file "not a results file".
+    "a JSON object": (lambda p: p.write_bytes(gzip.compress(b"{}")),
+                      "not a cell file (gzip JSON without a cell file's created, entry, kind, traces, telemetry, "
+                      "tables, ns)"),
+    "a JSON list": (lambda p: p.write_bytes(gzip.compress(b"[1, 2]")),
+                    "not a cell file (gzip JSON holding a list, not an object)"),
     "garbled": (_garble, "damaged cell file"),
     "missing": (Path.unlink, "missing cell file"),
     "another run's": (_another_runs, "cell file of another run"),
@@ -165,7 +174,8 @@ def test_a_killed_writers_temp_files_are_passed_over_by_readers_and_cleaned_by_t
     assert sorted(p.name for p in tmp_path.iterdir()) == [".r.json.lock", "r.cells", "r.json"]
 
 
-def test_an_unfinished_runs_damaged_unlisted_cell_file_is_an_error_entry(tmp_path):
+@pytest.mark.parametrize("kind", ["truncated", "a JSON object", "a JSON list"])
+def test_an_unfinished_runs_damaged_unlisted_cell_file_is_an_error_entry(tmp_path, kind):
     """An unfinished run's cell files not yet in its manifest are read too (what ``run --resume`` loads)."""
     rec = load_results(RUNS[0])
     out = tmp_path / "r.json"
@@ -174,13 +184,27 @@ def test_an_unfinished_runs_damaged_unlisted_cell_file_is_an_error_entry(tmp_pat
     listed = manifest["decode"].pop()["cell_file"]
     out.write_text(json.dumps(manifest))
     assert len(load_results(out).decode) == len(rec.decode)  # the unlisted cell file is found
-    _truncate(cells_dir(out) / listed)
+    DAMAGE[kind][0](cells_dir(out) / listed)
     (cells_dir(out) / "decode-999x7.json.gz").write_bytes(b"")  # not a cell of the plan: no entry
+    (cells_dir(out) / "notes.json.gz").write_bytes(gzip.compress(b"[]"))  # named as no entry: passed over
     again = load_results(out)
     assert [e.key for e in again.decode] == [e.key for e in rec.decode]
     lost = again.decode[-1]
     assert lost.status == st.ERROR and lost.reason.endswith("(not yet in the manifest)")
     assert [u.entry for u in again.unreadable] == [listed.split(".", 1)[0]]
+    assert DAMAGE[kind][1] in again.unreadable[0].reason
+
+
+def test_an_npz_cell_file_whose_skeleton_is_not_a_cell_files_is_an_error_entry(tmp_path):
+    """Schema 8's ``.npz`` cell files: a skeleton holding a list is that entry's damage, the rest loads."""
+    source = FIXTURES / "schemas" / "v8.json"
+    shutil.copyfile(source, tmp_path / "v8.json")
+    shutil.copytree(cells_dir(source), cells_dir(tmp_path / "v8.json"))
+    np.savez(cells_dir(tmp_path / "v8.json") / "decode-256x4.npz", skeleton=np.frombuffer(b"[1, 2]", np.uint8))
+    rec, good = load_results(tmp_path / "v8.json"), load_results(source)
+    assert [e.status for e in rec.decode] == [good.decode[0].status, st.ERROR]
+    assert rec.decode[0].figures == good.decode[0].figures
+    assert "not a cell file (its 'skeleton' holding a list, not an object)" in rec.decode[1].error
 
 
 def test_a_cut_short_summary_is_one_line_naming_it(tmp_path):

@@ -2,6 +2,7 @@
 ``docs/results-format.md`` run as written, on a real run (``tests/fixtures/schemas``)."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -14,7 +15,9 @@ import pytest
 
 import inproc
 from inproc.record.io import cells_dir, load_results, write_results
-from tests.conftest import FIXTURES
+from inproc.record.schema import EarlierTry
+from inproc.telemetry.disturbed import Disturbance
+from tests.conftest import DEFAULT_PROFILE, FIXTURES, needs
 
 RUN = FIXTURES / "schemas" / "v10.json"
 DOC = Path(__file__).resolve().parents[2] / "docs" / "results-format.md"
@@ -112,3 +115,67 @@ def test_the_docs_pyarrow_query_runs_on_a_real_run_and_matches_numpy(tmp_path, c
                 expected.setdefault((n, mode), []).append(t1 - t0)
     assert printed and {(int(n), mode): float(ms) for n, mode, ms in printed} == \
         {k: pytest.approx(np.median(v) / 1e6, abs=1e-6) for k, v in expected.items()}
+
+
+#: A cause and two earlier tries set on a real run's entries, as ``--retry-disturbed 2`` would leave them.
+DISTURBANCE = Disturbance(other_cores=0.94, causes=("other processes used 0.94 cores of 2 (47 %) during the window",))
+CAUSE = DISTURBANCE.reason
+TRIES = (EarlierTry(1, 101.5, CAUSE), EarlierTry(2, 88.25, "disturbed: another cause"))
+
+
+def _flagged(tmp_path: Path) -> Path:
+    """The schema-10 fixture's run written again with its first decode cell on its third try (two disturbed before,
+    the last one disturbed too) and its prefill entry disturbed; the second decode cell measured once, quiet."""
+    rec = load_results(RUN)
+    first = rec.decode[0]
+    tel = dataclasses.replace(first.telemetry, disturbance=DISTURBANCE)
+    decode = (dataclasses.replace(first, telemetry=tel, tries=TRIES),) + rec.decode[1:]
+    prefill = tuple(dataclasses.replace(e, telemetry=dataclasses.replace(e.telemetry, disturbance=tel.disturbance))
+                    for e in rec.prefill)
+    out = tmp_path / "r.json"
+    write_results(out, dataclasses.replace(rec, decode=decode, prefill=prefill))
+    return out
+
+
+def test_the_manifest_rows_carry_the_flag_and_open_gives_it_on_cells_and_in_figures(tmp_path):
+    """Wrong code this fails: a manifest row reduced to the headline alone (the flag only in the cell files, as
+    before), ``inproc.open`` reading the flag from nowhere or from the wrong row, ``tries`` not carried."""
+    out = _flagged(tmp_path)
+    manifest = json.loads(out.read_text())
+    (prefill,), (first, second) = manifest["prefill"], manifest["decode"]
+    assert prefill["disturbed"] == CAUSE and "try" not in prefill  # a prefill entry is measured once
+    assert (first["disturbed"], first["try"], first["tries"]) == (CAUSE, 3, [t.to_dict() for t in TRIES])
+    assert (second["disturbed"], second["try"], second["tries"]) == ("", 1, [])
+    run = inproc.open(out)
+    cells = {c.name: c for c in run.cells}
+    got = [(c.disturbed, c.try_number, c.tries) for c in (cells["prefill-256"], cells["decode-256x1"],
+                                                           cells["decode-256x4"])]
+    assert got == [(CAUSE, 1, ()), (CAUSE, 3, TRIES), ("", 1, ())]
+    figures = run.figures.to_pydict()
+    assert figures["disturbed"] == [CAUSE, CAUSE, ""] and figures["try"] == [1, 3, 1]
+    assert figures["tries"] == [[], [t.to_dict() for t in TRIES], []]
+    again = load_results(out).decode[0]  # and the loader, reading both rows, agrees
+    assert (again.disturbed, again.try_number, again.tries) == (CAUSE, 3, TRIES)
+
+
+@pytest.mark.parametrize("name", ["v10.json", "v8.json", "v6.json"])
+def test_an_older_file_without_the_flag_reads_as_quiet_on_the_first_try(name):
+    """The fixtures were written before the manifest carried the flag (v10's cell files lack it too)."""
+    path = FIXTURES / "schemas" / name
+    assert not any(k in row for kind in ("prefill", "decode") for row in json.loads(path.read_text())[kind]
+                   for k in ("disturbed", "try", "tries"))
+    run = inproc.open(path)
+    assert [(c.disturbed, c.try_number, c.tries) for c in run.cells] == [("", 1, ())] * 3
+    figures = run.figures.to_pydict()
+    assert (figures["disturbed"], figures["try"], figures["tries"]) == ([""] * 3, [1] * 3, [[]] * 3)
+
+
+@needs("vllm")
+def test_a_run_written_by_inproc_run_carries_the_flag_in_its_manifest(shipped_run):
+    """The vLLM default profile's matrix, run for real (once per session, shared with the profiles' tests)."""
+    out = shipped_run(DEFAULT_PROFILE)
+    rows = json.loads(out.read_text())["decode"]
+    rec = load_results(out)
+    assert rows and [(r["disturbed"], r["try"], r["tries"]) for r in rows] == \
+        [(e.disturbed, e.try_number, [t.to_dict() for t in e.tries]) for e in rec.decode]
+    assert [(c.disturbed, c.try_number) for c in inproc.open(out).cells] == [(e.disturbed, 1) for e in rec.decode]

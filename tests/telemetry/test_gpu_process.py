@@ -187,11 +187,49 @@ def test_a_sampler_that_cannot_start_leaves_the_gpu_part_absent_with_the_reason(
     assert fig.max_rss_bytes is not None
 
 
-def test_the_sampler_is_pinned_to_the_cores_the_engine_may_not_use(monkeypatch):
+def test_a_line_a_library_prints_before_the_ready_line_is_a_note_and_the_sampler_serves(gpus, monkeypatch):
+    """The FAKE binding ``tests.fakes.chatty_nvml`` prints a line on import: it reaches the engine's process in one
+    write with the ready line. Wrong code this fails: ``json.loads`` of the first line (raises), or a buffered
+    readline after select that skips it and then misses the ready line left in the buffer (no GPU: "did not start")."""
+    from tests.fakes.chatty_nvml import BANNER
+
+    monkeypatch.delenv("PYTHONUNBUFFERED", raising=False)  # the sampler's stdout stays block-buffered
+    gpus(1)
+    tel = open_telemetry(hz=10.0, binding="tests.fakes.chatty_nvml")
+    try:
+        assert tel.gpu_absent_reason is None and tel.gpu_indices == (0,)
+        first, t_open, t_close = _cell(tel, 0.15, 0.35)
+        second, _, _ = _cell(tel, 0.05, 0.2)
+    finally:
+        tel.close()
+    # (a lag may be named beside it: the sampler is niced on a busy machine)
+    assert f"GPU telemetry: sampler wrote 1 line that is no answer (first: {BANNER!r})" in first.sampler_note
+    assert "no answer" not in (second.sampler_note or "") and "exited" not in (second.sampler_note or "")
+    for trace in (first, second):  # it served both cells: every edge's energy read came back
+        assert sorted(r.label for r in trace.energy_reads) == ["close", "open", "start", "stop"]
+    assert over_window(first, t_open, t_close, 1).figures.energy_j > 0
+
+
+def test_the_sampler_is_pinned_to_the_cores_the_engine_may_not_use(gpus):
+    """The sampler process's real affinity, read from the kernel by its pid, while this process (the engine's)
+    is bound to its first core. Wrong code this fails: ``place`` not pinning (the sampler keeps the engine's core,
+    inherited at spawn), pinning to the engine's own cores, or ``spare_cores`` naming a core the engine may use."""
     allowed = sorted(os.sched_getaffinity(0))
     assert not set(spare_cores()) & set(allowed)  # never a core the engine's process may run on
     if len(allowed) < 2:
         pytest.skip("one core: nothing to pin to")
-    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {allowed[0]})  # an engine bound to its first core
-    spare = spare_cores()
-    assert allowed[0] not in spare and set(allowed[1:]) <= set(spare)
+    gpus(1)
+    engine_core = allowed[0]
+    os.sched_setaffinity(0, {engine_core})  # an engine bound to its first core
+    try:
+        tel = open_telemetry(hz=10.0, binding=BINDING)
+        try:
+            sampler = tel._gpu._proc.pid
+            pinned = os.sched_getaffinity(sampler)
+            placement = tel._gpu.placement
+        finally:
+            tel.close()
+    finally:
+        os.sched_setaffinity(0, set(allowed))
+    assert engine_core not in pinned and set(allowed[1:]) <= pinned, (pinned, placement)
+    assert "pinned to cores" in placement
