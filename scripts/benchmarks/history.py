@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "compare"
 PROFILE = ROOT / "launch_profiles" / "cpu-vllm-tiny-llama.toml"
 SLOW_SET = "env.VLLM_CPU_OMP_THREADS_BIND=0"
@@ -125,6 +125,3 @@ def main(argv: list[str]) -> int:
             detection(a.nights or make_nights(a.count, a.slow, Path(tmp)), a.slow)
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

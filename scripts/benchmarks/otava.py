@@ -24,7 +24,7 @@ What counts (printed with the tables):
   both ends regression_fix series whose regression start and its fix were both found;
   odd       outlier nights with no labelled outlier within ±1 night (per series).
 
-Run:  PYTHONPATH=. .venv-vllm/bin/python scripts/bench_otava.py [--trials 200] [--seed 0]
+Run:  .venv-vllm/bin/python scripts/bench.py otava [--trials 200] [--seed 0]
 Needs ``pip install --no-deps otava-test-data==0.1.9`` (numpy only).
 """
 from __future__ import annotations
@@ -184,6 +184,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"\n{time.perf_counter() - start:.1f} s")
     return 0
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -27,11 +27,10 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "scripts"))
 
-from bench_verdict import wilson  # noqa: E402
+from scripts.benchmarks.harness import wilson  # noqa: E402
 from inproc.telemetry.disturbed import judge  # noqa: E402
 from tests.sim.host import HostSim, simulate  # noqa: E402
 
@@ -83,6 +82,3 @@ def main(argv: list[str]) -> int:
     run(ap.parse_args(argv))
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The kernel pass over torch-only CUDA workloads, through the product's own profiler and reader.
 
-  PYTHONPATH=. python scripts/gpu_kernel_check.py      (scripts/gpu_check.sh runs it with the others)
+  PYTHONPATH=. python scripts/gpu/gpu_kernel_check.py      (scripts/gpu_check.sh runs it with the others)
 
 Each part runs once outside the profiler (cuBLAS start-up, Triton compilation, graph capture),
 then :data:`STEPS` times as steps of :class:`inproc.engines.torchprof.KernelProfiler`, the
@@ -33,7 +33,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from inproc.kernels.categories import ATTENTION, ELEMENTWISE, GEMM, MEMORY, OTHER, category  # noqa: E402
 from inproc.kernels.chrome import load_trace  # noqa: E402

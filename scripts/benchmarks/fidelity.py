@@ -22,10 +22,21 @@ its time between steps less the bare loop's; over the bare loop's mean step time
 window's span over its steps) it is the fraction of tok/s the driver's own work takes, and
 ``1 - that`` is the ratio it implies. That figure misses any effect the driver has on the
 steps themselves (caches, memory), which the measured tok/s ratio would show.
+
+Then, for reference, the engine's own offline generate (vLLM's ``LLM.generate``; SGLang's
+``Engine.generate``) against an inproc cell, in fresh processes, alternating; noisy on 2-core
+machines (single rounds swing 0.8-1.3). SGLang's A/B runs on its overlap loop and on its normal
+loop. transformers (``--engine transformers``): ``fidelity_tf``, the same requests through inproc's
+adapter and through the engine's own ``generate_batch``.
+
+Run in the engine's environment:  .venv-vllm/bin/python scripts/bench.py fidelity [--rounds 3]
+                                  .venv-sglang/bin/python scripts/bench.py fidelity --engine sglang
+                                  .venv-vllm/bin/python scripts/bench.py fidelity --engine transformers
 """
 from __future__ import annotations
 
 import gc
+import itertools
 import statistics
 import time
 from dataclasses import dataclass
@@ -35,6 +46,12 @@ from inproc.plan.prompts import CellPrompts, PromptFactory
 from inproc.run.decode import heap_frozen
 from inproc.run.driver import DecodeSettings, Driver
 from inproc.types import RequestSpec
+from scripts.benchmarks.harness import PROFILE, ROOT, child, parser
+from scripts.benchmarks.overhead import CELL
+
+TARGET = 0.99  # inproc's driver ÷ a bare step() loop, total tok/s, at each C
+SGLANG_PROFILE = ROOT / "launch_profiles" / "cpu-sglang-tiny-llama.toml"
+PROMPT_TOKENS, MAX_TOKENS, CONCURRENCY = 32, 384, 8
 
 
 def bare_window(engine, prompts: CellPrompts, c: int, max_tokens: int, window_steps: int) -> "BareWindow":
@@ -136,7 +153,110 @@ def report(label: str, res: dict) -> str:
     """Two lines per C: the measured tok/s ratio with its spread; the driver's cost per step and the ratio it implies."""
     return (f"{label} C={res['c']}: inproc driver / bare step() loop total tok/s = {res['ratio']:.3f} "
             f"(medians of {res['rounds']} alternating rounds of {res['window_steps']}-step windows; pairwise "
-            f"{res['pair_min']:.3f}..{res['pair_max']:.3f}, median {res['pair_median']:.3f}; target >= 0.99)\n"
+            f"{res['pair_min']:.3f}..{res['pair_max']:.3f}, median {res['pair_median']:.3f}; target >= {TARGET})\n"
             f"{label} C={res['c']}: time between steps {res['harness_us_per_step']:.1f} µs (driver) vs "
             f"{res['bare_between_us_per_step']:.1f} µs (bare loop): the driver's own work {res['driver_cost_us_per_step']:.1f} µs "
-            f"per {res['bare_step_us']:.0f} µs step, implied ratio {res['implied_ratio']:.4f} (target >= 0.99)")
+            f"per {res['bare_step_us']:.0f} µs step, implied ratio {res['implied_ratio']:.4f} (target >= {TARGET})")
+
+
+GENERATE = r"""
+import json, sys, time
+from inproc.profiles.spec import load_profile
+from inproc.plan.prompts import PromptFactory
+p = load_profile(sys.argv[1]); n_prompt, max_tokens, c = map(int, sys.argv[2:5])
+import os; os.environ.update(p.env)
+from vllm import LLM, SamplingParams
+kwargs = {k.replace("-", "_"): v for k, v in p.engine_args.items()}
+llm = LLM(model=p.model, **kwargs)
+pf = PromptFactory(32000, 99)
+params = SamplingParams(max_tokens=max_tokens, ignore_eos=True, temperature=1.0, detokenize=False)
+prompts = lambda tag: [{"prompt_token_ids": pf.tokens(n_prompt, tag, i)} for i in range(c)]
+llm.generate(prompts("warm"), SamplingParams(max_tokens=16, ignore_eos=True, detokenize=False), use_tqdm=False)
+t = time.perf_counter(); outs = llm.generate(prompts("timed"), params, use_tqdm=False); dt = time.perf_counter() - t
+tokens = sum(len(o.outputs[0].token_ids) for o in outs)
+print(json.dumps({"tok_s": tokens / dt, "tokens": tokens, "seconds": dt}))
+"""
+
+
+AB = r"""
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from scripts.benchmarks.fidelity import ab
+from inproc import engines
+from inproc.profiles.spec import load_profile
+p = load_profile(sys.argv[2]).with_overrides(tuple(sys.argv[8:]))
+rounds, context, c, max_tokens, window_steps = map(int, sys.argv[3:8])
+engine = engines.build_engine(p.launch)
+try:
+    res = ab(engine, rounds, context, c, max_tokens, window_steps)
+    res["event_loop"] = engine.info.settings.event_loop
+finally:
+    engine.shutdown()
+print(json.dumps(res))
+"""
+
+
+SGLANG_GENERATE = r"""
+import json, sys, time
+from inproc.engines.sglang.launch import adapter_server_args
+from inproc.plan.prompts import PromptFactory
+from inproc.profiles.spec import load_profile
+p = load_profile(sys.argv[1]); n_prompt, max_tokens, c = map(int, sys.argv[2:5])
+import os; os.environ.update(p.env)
+import sglang
+args = adapter_server_args(p.model, dict(p.engine_args))
+engine = sglang.Engine(server_args=args)
+pf = PromptFactory(32000, 99)
+ids = lambda tag: [pf.tokens(n_prompt, tag, i) for i in range(c)]
+engine.generate(input_ids=ids("warm"), sampling_params={"max_new_tokens": 16, "ignore_eos": True})
+t = time.perf_counter()
+outs = engine.generate(input_ids=ids("timed"), sampling_params={"max_new_tokens": max_tokens, "ignore_eos": True})
+dt = time.perf_counter() - t
+engine.shutdown()
+tokens = sum(o["meta_info"]["completion_tokens"] for o in outs)
+print(json.dumps({"tok_s": tokens / dt, "tokens": tokens, "seconds": dt}))
+"""
+
+
+def fidelity_ab(engine: str, rounds: int) -> None:
+    """The in-process A/B: inproc's driver against a bare step() loop, same engine, same process."""
+    profile = PROFILE if engine == "vllm" else SGLANG_PROFILE
+    variants = [()] if engine == "vllm" else [(), ("disable-overlap-schedule=true",)]
+    for sets, c in itertools.product(variants, (1, 8, 128)):
+        big = {"vllm": ["max-num-seqs=128", "num-gpu-blocks-override=2048", "max-num-batched-tokens=8192"],
+               "sglang": ["max-running-requests=128", "max-total-tokens=65536"]}[engine] if c > 8 else []
+        r = child(AB, str(ROOT), str(profile), str(rounds), str(PROMPT_TOKENS), str(c), str(MAX_TOKENS),
+                  str(128 if c > 8 else 512), *sets, *big)
+        label = f"fidelity A/B ({engine}{', ' + r['event_loop'] + ' loop' if r.get('event_loop') else ''})"
+        print(report(label, r), flush=True)
+
+
+def fidelity(rounds: int, engine: str = "vllm") -> None:
+    fidelity_ab(engine, rounds)
+    generate, profile = (GENERATE, PROFILE) if engine == "vllm" else (SGLANG_GENERATE, SGLANG_PROFILE)
+    ours, theirs = [], []
+    for i in range(rounds):
+        g = child(generate, str(profile), str(PROMPT_TOKENS), str(MAX_TOKENS), str(CONCURRENCY))
+        # Window shorter than one request's life so it holds only steady decode of C requests.
+        c = child(CELL, str(profile), str(PROMPT_TOKENS), str(MAX_TOKENS), str(CONCURRENCY), "3")
+        theirs.append(g["tok_s"]), ours.append(c["tok_s"])
+        print(f"round {i + 1}: {engine} offline generate {g['tok_s']:.1f} tok/s ({g['tokens']} tokens in {g['seconds']:.2f} s); "
+              f"inproc cell {c['tok_s']:.1f} tok/s ({c['tokens']} tokens in {c['seconds']:.2f} s, "
+              f"avg active {c['avg_active']:.2f}, overhead {c['overhead']:.2%})", flush=True)
+    ratio = statistics.median(ours) / statistics.median(theirs)
+    print(f"fidelity: inproc / {engine}'s offline generate total tok/s = {ratio:.3f}  (separate processes, "
+          f"medians of {rounds} rounds; single rounds are noisy here)")
+
+
+def main(argv: list[str]) -> int:
+    ap = parser("fidelity", __doc__)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--engine", choices=("vllm", "sglang", "transformers"), default="vllm",
+                    help="the engine installed in this Python")
+    a = ap.parse_args(argv)
+    if a.engine == "transformers":
+        from scripts.benchmarks import fidelity_tf
+
+        return fidelity_tf.main(["--rounds", str(a.rounds)])
+    fidelity(a.rounds, a.engine)
+    return 0

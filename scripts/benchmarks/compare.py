@@ -28,7 +28,7 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PROFILE = ROOT / "launch_profiles" / "cpu-vllm-tiny-llama.toml"
 FIXTURES = ROOT / "tests" / "fixtures" / "compare"
 PLANTED_SET = "env.VLLM_CPU_OMP_THREADS_BIND=0"

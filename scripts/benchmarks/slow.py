@@ -25,7 +25,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from inproc.measure import metrics as m  # noqa: E402
@@ -103,6 +103,3 @@ def main(argv: list[str] | None = None) -> int:
               f"cells: {elsewhere} of {steps - planted}")
     return 0
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())

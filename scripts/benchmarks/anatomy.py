@@ -45,7 +45,7 @@ Printed per C:
 - with ``--parts``, the anatomy's accounting calls timed directly afterwards (CPU time
   of each, in extra blocks with the anatomy on): which part costs what.
 
-- then (unless ``--kernel-rounds 0``) the kernel pass's A/B (``scripts/bench_kernelpass.py``): the
+- then (unless ``--kernel-rounds 0``) the kernel pass's A/B (``scripts/benchmarks/kernelpass.py``): the
   window's tok/s after a kernel pass ÷ after as many plain steps, interleaved, target >= 0.995
   (``--kernels-only`` runs that alone).
 
@@ -55,19 +55,13 @@ Run in the engine's environment:  .venv-vllm/bin/python scripts/bench.py anatomy
 """
 from __future__ import annotations
 
-import argparse
-import dataclasses
 import os
-import statistics
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-PROFILE = ROOT / "launch_profiles" / "cpu-vllm-tiny-llama.toml"
-# Room for C = 128 requests of 64 + 128 prompt and up to 1,024 output tokens (about 155K tokens, 1 KiB each).
-SETS = ("max-num-seqs=128", "num-gpu-blocks-override=6144", "max-num-batched-tokens=8192")
-PROMPT_TOKENS, MIN_OUTPUT, MAX_OUTPUT = 64, 512, 1024
-TARGET = 0.995
+from scripts.benchmarks.blocks import SETS, Block, InFlight, build_engine, run_block
+from scripts.benchmarks.harness import PROFILE, interleaved, median_verdict, parser, spread
+
+TARGET = 0.995  # each ratio's median: what the accounting, the watchdog and the kernel pass may cost
 #: The settings of a round's blocks, in its order (reversed every other round): (accounting level,
 #: watchdog armed, GC recorded).
 SETTINGS = (("headline", True, True), ("anatomy", True, True), ("serve", True, True), ("off", True, True),
@@ -79,110 +73,6 @@ PARTS = (
 )
 
 
-@dataclasses.dataclass
-class Block:
-    """One block's counted steps: its setting, tokens, span, Σ step time and Σ watchdog-call time (s)."""
-
-    level: str
-    armed: bool
-    gc: bool = False
-    tokens: int = 0
-    span_s: float = 0.0
-    step_s: float = 0.0
-    steps: int = 0
-    dog_s: float = 0.0
-    step_times_s: list[float] = dataclasses.field(default_factory=list)  # each counted step's own time
-
-
-class InFlight:
-    """C requests kept in flight on the engine; :meth:`step` makes one step and refills what finished."""
-
-    def __init__(self, engine, c: int, tag: int) -> None:
-        from inproc.measure.steps import StepRecorder
-        from inproc.plan.prompts import CellPrompts, PromptFactory
-        from inproc.run.gcwatch import GcWatch
-
-        info = engine.info
-        self.engine, self.c = engine, c
-        self.prompts = CellPrompts(PromptFactory(info.vocab_size, tag, info.special_token_ids), PROMPT_TOKENS + c, c,
-                                   "distinct", 16)
-        self.live: set[str] = set()
-        self.serial = 0
-        self.rec, self.gc = StepRecorder(), GcWatch()
-        for _ in range(c):
-            self._submit()
-
-    def _submit(self) -> None:
-        from inproc.types import RequestSpec
-
-        i, self.serial = self.serial, self.serial + 1
-        rid = f"ab-{self.c}-{i}"
-        # Staggered lengths: refills spread over the run instead of C at once.
-        max_tokens = MIN_OUTPUT + (i * 131) % (MAX_OUTPUT - MIN_OUTPUT)
-        self.engine.add_request(RequestSpec(rid, self.prompts.request(i), max_tokens))
-        self.live.add(rid)
-
-    def settle(self) -> None:
-        """Step until every request has been scheduled (prefill behind them)."""
-        while len(self.live) and self.engine.step().num_waiting:
-            pass
-        for _ in range(4):
-            self.step()
-
-    def step(self, dog=None, clock=time.perf_counter) -> tuple[int, float, float, float]:
-        """One step: (tokens returned, its end, its time, the watchdog calls' time)."""
-        a = clock()
-        if dog is not None:
-            dog.arm_step()
-        between = self.gc.take()
-        ts = clock()
-        res = self.engine.step()
-        te = clock()
-        inside = self.gc.take()
-        if dog is not None:
-            dog.disarm_step(te - ts)
-        d = clock()
-        self.rec.append(ts, te, res, inside + between)
-        tokens = 0
-        for delta in res.deltas:
-            if delta.request_id in self.live:
-                tokens += len(delta.new_token_ids)
-                if delta.finished:
-                    self.live.discard(delta.request_id)
-        while len(self.live) < self.c:
-            self._submit()
-        return tokens, te, te - ts, (ts - a) + (d - te)
-
-    def close(self) -> None:
-        self.engine.abort(list(self.live))
-        while self.engine.has_unfinished():
-            self.engine.step()
-
-
-def run_block(flight: InFlight, switch, dog, level: str, armed: bool, gc: bool, steps: int, settle: int) -> Block:
-    """One block under one setting (switched before its first step)."""
-    switch.set(level)
-    if gc:
-        flight.gc.start()
-    else:
-        flight.gc.stop()
-    block = Block(level, armed, gc)
-    watch = dog if armed else None
-    end = 0.0
-    for _ in range(settle):
-        _, end, _, _ = flight.step(watch)
-    start = end
-    for _ in range(steps):
-        tokens, end, step_s, dog_s = flight.step(watch)
-        block.tokens += tokens
-        block.step_s += step_s
-        block.step_times_s.append(step_s)
-        block.dog_s += dog_s
-        block.steps += 1
-    block.span_s = end - start
-    return block
-
-
 def measure_c(engine, switch, dog, c: int, rounds: int, steps: int, settle: int) -> list[list[Block]]:
     """``rounds`` rounds of the eight settings at concurrency ``c``; the blocks by round."""
     flight = InFlight(engine, c, 11 + c)
@@ -190,7 +80,7 @@ def measure_c(engine, switch, dog, c: int, rounds: int, steps: int, settle: int)
         flight.settle()
         out = []
         for r in range(rounds):
-            order = SETTINGS if r % 2 == 0 else SETTINGS[::-1]
+            order = interleaved(r, SETTINGS)
             out.append([run_block(flight, switch, dog, level, armed, gc, steps, settle) for level, armed, gc in order])
         return out
     finally:
@@ -246,11 +136,6 @@ def _ratios(rounds: list[list[Block]], a, b) -> list[float]:
     return [tok_s([x for x in blocks if a(x)]) / tok_s([x for x in blocks if b(x)]) for blocks in rounds]
 
 
-def _spread(xs: list[float]) -> str:
-    q = statistics.quantiles(xs, n=4) if len(xs) > 1 else [xs[0]] * 3
-    return f"{statistics.median(xs):.4f} (quartiles {q[0]:.4f}–{q[2]:.4f}, range {min(xs):.4f}–{max(xs):.4f})"
-
-
 def _setting(level: str, armed: bool = True, gc: bool = True):
     return lambda b: b.level == level and b.armed == armed and b.gc == gc
 
@@ -266,21 +151,20 @@ def report(c: int, rounds: list[list[Block]], parts: dict[str, float] | None) ->
     anat = _ratios(rounds, _setting("anatomy"), off)
     dog = _ratios(rounds, off, bare)
     gcr = _ratios(rounds, off, untraced)
-    verdict = lambda xs: "meets" if statistics.median(xs) >= TARGET else "misses"  # noqa: E731
     step = {level: mean(_setting(level), "step_s") for level in ("headline", "anatomy", "serve", "off")}
     lines = [
         f"C={c}: headline ÷ serve (what --anatomy on adds in the window to what vllm serve accounts for), decode "
-        f"tok/s = {_spread(head)} over {len(rounds)} rounds of {len(SETTINGS)} blocks of {rounds[0][0].steps} steps; "
-        f"{verdict(head)} the >= {TARGET} target",
-        f"C={c}: headline ÷ off (and vLLM's own stat logging besides), decode tok/s = {_spread(head_off)}",
-        f"C={c}: anatomy ÷ off (its own pass's accounting, were it in the window), decode tok/s = {_spread(anat)}",
+        f"tok/s = {spread(head)} over {len(rounds)} rounds of {len(SETTINGS)} blocks of {rounds[0][0].steps} steps; "
+        f"{median_verdict(head, TARGET)}",
+        f"C={c}: headline ÷ off (and vLLM's own stat logging besides), decode tok/s = {spread(head_off)}",
+        f"C={c}: anatomy ÷ off (its own pass's accounting, were it in the window), decode tok/s = {spread(anat)}",
         f"  mean step {step['headline']:.0f} µs headline, {step['anatomy']:.0f} µs anatomy, {step['serve']:.0f} µs serve, "
         f"{step['off']:.0f} µs off; "
         f"{sum(b.tokens for b in blocks) / sum(b.steps for b in blocks):.1f} tokens per step",
-        f"C={c}: watchdog armed ÷ unarmed, decode tok/s = {_spread(dog)}; its calls (arm_step + disarm_step, outside "
+        f"C={c}: watchdog armed ÷ unarmed, decode tok/s = {spread(dog)}; its calls (arm_step + disarm_step, outside "
         f"the step's timing) {mean(off, 'dog_s') - mean(bare, 'dog_s'):.2f} µs per step "
         f"[{mean(off, 'dog_s'):.2f} armed, {mean(bare, 'dog_s'):.2f} µs for the clock reads alone]",
-        f"C={c}: GC recording on ÷ off, decode tok/s = {_spread(gcr)}; {verdict(gcr)} the >= {TARGET} target",
+        f"C={c}: GC recording on ÷ off, decode tok/s = {spread(gcr)}; {median_verdict(gcr, TARGET)}",
     ]
     if parts:
         total = sum(parts.values())
@@ -289,28 +173,15 @@ def report(c: int, rounds: list[list[Block]], parts: dict[str, float] | None) ->
     return "\n".join(lines)
 
 
-def build_engine():
-    """The CPU default's engine with the anatomy on and room for C = 128; the watchdog as a run arms it."""
-    from inproc import engines
-    from inproc.profiles.spec import load_profile
-    from inproc.run.watchdog import StepTimeout, StepWatchdog
-
-    os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
-    profile = load_profile(PROFILE).with_overrides(SETS)
-    engine = engines.build_engine(dataclasses.replace(profile.launch, anatomy=True))
-    dog = StepWatchdog(StepTimeout(), lambda hang: print(f"bench: {hang.reason()}", flush=True))
-    return engine, engine._accounting, dog
-
-
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = parser("anatomy", __doc__)
     ap.add_argument("--concurrency", default="1,8,128", help="the Cs measured, one after another")
     ap.add_argument("--rounds", type=int, default=20, help="rounds of six blocks per C")
     ap.add_argument("--block-steps", default="40,40,8", help="counted steps per block, per C")
     ap.add_argument("--settle-steps", type=int, default=1, help="steps after each switch that are not counted")
     ap.add_argument("--parts", action="store_true", help="afterwards, time the anatomy's accounting calls directly")
     ap.add_argument("--kernel-rounds", type=int, default=10,
-                    help="afterwards, rounds of the kernel pass A/B per C (scripts/bench_kernelpass.py; 0: none)")
+                    help="afterwards, rounds of the kernel pass A/B per C (scripts/benchmarks/kernelpass.py; 0: none)")
     ap.add_argument("--kernel-steps", type=int, default=16, help="steps of each kernel pass in that A/B")
     ap.add_argument("--kernels-only", action="store_true", help="only the kernel pass A/B (no accounting blocks)")
     a = ap.parse_args(argv)
@@ -331,9 +202,10 @@ def main(argv: list[str] | None = None) -> int:
                 parts = time_parts(engine, c, 4 * n) if a.parts else None
                 print(report(c, rounds, parts), flush=True)
             if a.kernel_rounds:
-                from bench_kernelpass import measure_kernels
+                from scripts.benchmarks.kernelpass import measure_kernels
 
-                print(measure_kernels(engine, switch, dog, c, a.kernel_rounds, n, a.settle_steps, a.kernel_steps), flush=True)
+                print(measure_kernels(engine, switch, dog, c, a.kernel_rounds, n, a.settle_steps, a.kernel_steps, TARGET),
+                      flush=True)
     finally:
         dog.stop()
         engine.shutdown()
@@ -341,6 +213,3 @@ def main(argv: list[str] | None = None) -> int:
     print(f"load average after: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     return 0
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())

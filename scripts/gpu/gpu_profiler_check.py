@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Check, on a real GPU with plain CUDA torch, the calls ``--nvtx`` and ``--profile cuda`` rely on.
 
-  python scripts/gpu_profiler_check.py
-  nsys profile --capture-range=cudaProfilerApi -o /tmp/check python scripts/gpu_profiler_check.py
+  python scripts/gpu/gpu_profiler_check.py
+  nsys profile --capture-range=cudaProfilerApi -o /tmp/check python scripts/gpu/gpu_profiler_check.py
 
 It pushes and pops one NVTX range per fake "step" (matmuls) with inproc's own StepRanges,
 the way the driver does, and brackets steps 3-5 with cudaProfilerStart/Stop through
@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from inproc.run.profiling import StepRanges  # noqa: E402
 from inproc.types import BatchShape, ForwardStats, StepResult  # noqa: E402

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Check the GPU peaks step anatomy reads against, on a real GPU (plain CUDA torch + nvidia-ml-py).
 
-  python scripts/gpu_bandwidth_check.py [--gib 4] [--repeats 20]
+  python scripts/gpu/gpu_bandwidth_check.py [--gib 4] [--repeats 20]
 
 - Peak memory bandwidth: inproc's figure (``inproc.measure.peaks.gpu_peaks``: NVML bus
   width × max memory clock × 2) must be 5–20 % above a measured device-to-device copy
@@ -24,7 +24,7 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from inproc.measure.peaks import gpu_peaks  # noqa: E402  (pure Python: no inproc dependency beyond it)
 

@@ -5,7 +5,7 @@ burns the CPU the H200 measured for it (3.1 ms for the energy counter, 0.82 ms f
 fields, µs for the rest) with the GIL released, as a ctypes call does, in whichever process makes it.
 
 One vLLM engine is built (the CPU default profile, the anatomy at its headline level, as a run's
-window has it) and C requests are kept in flight (``scripts/bench_anatomy.py``'s ``InFlight``). The
+window has it) and C requests are kept in flight (``scripts/benchmarks/blocks.py``'s ``InFlight``). The
 engine's process is bound to ``--engine-cores`` (default: every core but the last), as an engine on a
 GPU host leaves cores free, so the sampler process pins itself to the others; ``--engine-cores all``
 shares every core between them. For each GPU count, the sampler is opened as a run opens it
@@ -32,16 +32,14 @@ Run in the engine's environment:  .venv-vllm/bin/python scripts/bench.py telemet
 """
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import sys
 import time
-from pathlib import Path
 
-from bench_anatomy import PROFILE, SETS, InFlight, _spread, build_engine, run_block
+from scripts.benchmarks.blocks import SETS, InFlight, build_engine, run_block
+from scripts.benchmarks.harness import PROFILE, ROOT, interleaved, median_interval, parser, spread, verdict
 
-ROOT = Path(__file__).resolve().parent.parent
 TARGET_RATIO = 0.995
 TARGET_INPROC = 0.001  # of one core
 BINDING = "tests.fakes.h200_nvml"
@@ -67,7 +65,7 @@ def measure(engine, switch, dog, gpus: int, c: int, rounds: int, steps: int, set
         flight.settle()
         for r in range(rounds):
             tok_s, step_med = {}, {}
-            for on in ((True, False) if r % 2 == 0 else (False, True)):
+            for on in interleaved(r, (True, False)):
                 if not on:
                     block = run_block(flight, switch, dog, "headline", True, True, steps, settle)
                     tok_s[on] = block.tokens / block.span_s
@@ -98,23 +96,20 @@ def measure(engine, switch, dog, gpus: int, c: int, rounds: int, steps: int, set
         flight.close()
         tel.close()
     gpu_med, host_med = statistics.median(gpu_share), statistics.median(host_share)
-    verdict = lambda ok: "meets" if ok else "misses"  # noqa: E731
-    lo, hi = median_interval(ratios)
-    if lo >= TARGET_RATIO or hi < TARGET_RATIO:
-        ab = f"median 95% interval [{lo:.4f}, {hi:.4f}]: {verdict(lo >= TARGET_RATIO)} the >= {TARGET_RATIO} target"
-    else:  # the A/B's own spread is wider than the effect sought
-        ab = f"median 95% interval [{lo:.4f}, {hi:.4f}]: cannot tell against the >= {TARGET_RATIO} target here"
+    lo, hi = median_interval(ratios)  # "cannot tell" where the A/B's own spread is wider than the effect sought
+    ab = f"median 95% interval [{lo:.4f}, {hi:.4f}]: {verdict(lo, hi, TARGET_RATIO)} (target >= {TARGET_RATIO})"
     slo, shi = median_interval(step_ratios)
     design = "the host thread reads the GPUs (before the sampler process)" if inline else "the sampler process"
     lines = [
-        f"{gpus} GPU(s), {design}: decode tok/s telemetry on ({hz:g} Hz) ÷ off = {_spread(ratios)} over {rounds} "
+        f"{gpus} GPU(s), {design}: decode tok/s telemetry on ({hz:g} Hz) ÷ off = {spread(ratios)} over {rounds} "
         f"rounds (C={c}, windows of {steps} steps); {ab}",
         f"  median step time off ÷ on (the same effect, robust to a neighbour's bursts: each window's median step) = "
-        f"{_spread(step_ratios)}; median 95% interval [{slo:.4f}, {shi:.4f}]",
+        f"{spread(step_ratios)}; median 95% interval [{slo:.4f}, {shi:.4f}]",
         f"  in this process over the window: the marks {100 * gpu_med:.4f}% of a core (max "
         f"{100 * max(gpu_share):.4f}%), a host sampling thread {100 * host_med:.4f}% (max {100 * max(host_share):.4f}%); "
-        f"total {100 * (gpu_med + host_med):.4f}%: {verdict(gpu_med + host_med <= TARGET_INPROC)} the "
-        f"<= {100 * TARGET_INPROC:.1f}% target",
+        f"total {100 * (gpu_med + host_med):.4f}%: "
+        f"{verdict(gpu_med + host_med, gpu_med + host_med, TARGET_INPROC, at_least=False)} "
+        f"(target <= {100 * TARGET_INPROC:.1f}%)",
         f"  the sampler process: {100 * statistics.median(sampler_share):.2f}% of a core over the cell (median); "
         f"{placement}",
         f"  estimate from the CPU measured directly (the marks run on the engine's thread): tok/s ratio about "
@@ -122,19 +117,6 @@ def measure(engine, switch, dog, gpus: int, c: int, rounds: int, steps: int, set
     ]
     lines += [f"  note: {n}" for n in sorted(notes)]
     return "\n".join(lines)
-
-
-def median_interval(xs: list[float], confidence: float = 0.95) -> tuple[float, float]:
-    """A distribution-free interval for the median: the order statistics k and n - 1 - k whose binomial
-    coverage is at least ``confidence`` (the whole range where n is too small for that)."""
-    from scipy.stats import binom
-
-    ys, n = sorted(xs), len(xs)
-    k = int(binom.ppf((1 - confidence) / 2, n, 0.5)) - 1  # P(B < k + 1) <= alpha / 2
-    while k >= 0 and binom.cdf(k, n, 0.5) > (1 - confidence) / 2:
-        k -= 1
-    k = max(k, 0)
-    return ys[k], ys[n - 1 - k]
 
 
 def bind_engine(spec: str) -> str:
@@ -152,7 +134,7 @@ def bind_engine(spec: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = parser("telemetry", __doc__)
     ap.add_argument("--gpus", default="1,4,8", help="GPU counts the stand-in shows, one after another")
     ap.add_argument("--rounds", type=int, default=10, help="rounds of (on, off) per GPU count")
     ap.add_argument("--concurrency", type=int, default=8)
@@ -186,6 +168,3 @@ def main(argv: list[str] | None = None) -> int:
         engine.shutdown()
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

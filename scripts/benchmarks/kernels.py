@@ -30,11 +30,10 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "scripts"))
 
-from bench_verdict import wilson  # noqa: E402
+from scripts.benchmarks.harness import wilson  # noqa: E402
 from inproc.compare.kernels import cell_change, judge  # noqa: E402
 from tests.sim.kernels import MEANS_MS, PassSettings, simulate_runs  # noqa: E402
 
@@ -88,6 +87,3 @@ def main(argv: list[str] | None = None) -> int:
     run(ap.parse_args(argv))
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,22 +1,22 @@
 #!/usr/bin/env python3
 """Every GPU-side check, in one run of at most 8 minutes, into one JSON file.
 
-  PYTHONPATH=. python scripts/gpu_check.py [OUT.json]     (default gpu_check.json; scripts/gpu_check.sh wraps it)
+  PYTHONPATH=. python scripts/gpu/gpu_check.py [OUT.json]     (default gpu_check.json; scripts/gpu_check.sh wraps it)
 
 Needs a CUDA machine with torch and nvidia-ml-py; the matrix also needs transformers (no vLLM or SGLang). The checks, in order:
 
-- ``telemetry``: NVML telemetry under a matmul load (``scripts/gpu_telemetry_check.py``);
+- ``telemetry``: NVML telemetry under a matmul load (``scripts/gpu/gpu_telemetry_check.py``);
 - ``peak_table``: :data:`inproc.measure.peaks.DEVICE_PEAKS` has an entry for the device's NVML name;
-- ``bandwidth``: the peak bandwidth against a measured copy (``scripts/gpu_bandwidth_check.py``);
+- ``bandwidth``: the peak bandwidth against a measured copy (``scripts/gpu/gpu_bandwidth_check.py``);
 - ``profiler``: the NVTX and cudaProfilerStart/Stop calls ``--nvtx`` and ``--profile cuda`` rely on
-  (``scripts/gpu_profiler_check.py``); ``nsys``: the same under nsys, whose report must hold exactly
+  (``scripts/gpu/gpu_profiler_check.py``); ``nsys``: the same under nsys, whose report must hold exactly
   the 3 bracketed steps' ranges (not run, and said so, where nsys is not on PATH);
-- ``kernels``: the kernel pass over torch-only workloads (``scripts/gpu_kernel_check.py``), through the
+- ``kernels``: the kernel pass over torch-only workloads (``scripts/gpu/gpu_kernel_check.py``), through the
   product's own profiler and reader: GEMM kernels are ``gemm``, SDPA's ``attention``, Triton's
   ``elementwise``, the copies ``memory``; eager, graph-replayed and compiled decode steps each get exactly
   their own activities, none unfiled;
 - ``matrix``: a 3 × 3 speed-test matrix on transformers' continuous batching
-  (``scripts/gpu_matrix_check.py``): statuses and reasons, tokens counted against the engine's, every
+  (``scripts/gpu/gpu_matrix_check.py``): statuses and reasons, tokens counted against the engine's, every
   activity of each kernel pass filed to a step, energy per token.
 
 Exit 0 when every check passed, 1 when one failed (the file says which), 2 when it cannot run
@@ -30,9 +30,9 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "scripts" / "gpu"))
 
 from gpu_check_steps import (  # noqa: E402
     Check, Deadline, kernels_check, nsys_check, peak_table_check, script_check,

@@ -1,4 +1,4 @@
-"""The checks ``scripts/gpu_check.py`` runs: each a child script with its own limit, or a look-up.
+"""The checks ``scripts/gpu/gpu_check.py`` runs: each a child script with its own limit, or a look-up.
 
 A child check passes when its script exits 0; its last JSON line (where it prints one) and
 the tail of its output are kept, so the file says what was measured, not only the verdict.
@@ -17,11 +17,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-SCRIPTS = ROOT / "scripts"
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPTS = ROOT / "scripts" / "gpu"
 TAIL_LINES = 40
 RESERVE_S = 15.0  # kept back from every child's limit for writing the file
-NSYS_STEPS = 3  # the steps scripts/gpu_profiler_check.py brackets with cudaProfilerStart / Stop
+NSYS_STEPS = 3  # the steps scripts/gpu/gpu_profiler_check.py brackets with cudaProfilerStart / Stop
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,7 @@ def last_json(output: str) -> dict | None:
 
 
 def script_check(name: str, script: str, args: list[str], own_limit_s: float, deadline: Deadline) -> Check:
-    """Run ``scripts/SCRIPT ARGS``; it passes when it exits 0 within its limit."""
+    """Run ``scripts/gpu/SCRIPT ARGS``; it passes when it exits 0 within its limit."""
     limit = deadline.limit(own_limit_s)
     if limit <= 0:
         return Check(name, False, "not run: the 8-minute budget was spent", 0.0)
@@ -149,7 +149,7 @@ def nsys_check(deadline: Deadline) -> Check:
 
 
 def kernels_check(deadline: Deadline) -> Check:
-    """The kernel pass (``scripts/gpu_kernel_check.py``): each part's kernels in its expected category."""
+    """The kernel pass (``scripts/gpu/gpu_kernel_check.py``): each part's kernels in its expected category."""
     check = script_check("kernels", "gpu_kernel_check.py", [], 240, deadline)
     result = check.data.get("result") or {}
     parts = result.get("parts") or []

@@ -42,11 +42,10 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "scripts"))
 
-from bench_record import synthetic_telemetry  # noqa: E402
+from scripts.benchmarks.record import synthetic_telemetry  # noqa: E402
 from inproc.compare.samples import SubWindowing  # noqa: E402
 from inproc.measure.steps import StepTrace, on_ns_grid_array  # noqa: E402
 from inproc.measure.trace import CellTrace, RequestTrace  # noqa: E402
@@ -235,6 +234,3 @@ def main(argv: list[str]) -> int:
             interleaved(a.before.resolve(), files, env, a.repeat)
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from tests import zygote  # noqa: E402  (the checkout's tests package, after the path is set)
@@ -69,6 +69,3 @@ def main(argv: list[str]) -> int:
           f"{saved[0]:.2f} to {saved[-1]:.2f}; {rounds} interleaved rounds)")
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -25,7 +25,7 @@
                            are derived from them by inproc's own definitions.
 
   formats                  the same tables as Parquet (what inproc writes) and as one
-                           self-describing .npz per entry (scripts/bench_formats.py): bytes
+                           self-describing .npz per entry (scripts/benchmarks/formats.py): bytes
                            per output token, save and load seconds, on both records.
   outside tools            each cell's steps of the CPU-default record read by pyarrow alone
                            in a child process (no inproc on its path): the same step counts
@@ -52,11 +52,11 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PROFILE = ROOT / "launch_profiles" / "cpu-vllm-tiny-llama.toml"
 sys.path.insert(0, str(ROOT))
 
-import bench_formats  # noqa: E402
+from scripts.benchmarks import formats as bench_formats  # noqa: E402
 
 from inproc.measure.steps import StepTrace, on_ns_grid_array  # noqa: E402
 from inproc.kernels.table import KernelTable  # noqa: E402
@@ -288,6 +288,3 @@ def main(argv: list[str]) -> int:
         report_time(load_results(path), out)
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

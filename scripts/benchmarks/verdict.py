@@ -21,7 +21,7 @@ the comparison regresses (compare); a slow cell is "called" when any of its metr
 slower on the night of the plant; a "reported change" is a confirmed change called slower
 or faster; a "level split" is any confirmed change (also one within the threshold).
 
-One run against one run (``scripts/bench_pairs.py``): the ``--max-spread`` rule's false-alarm
+One run against one run (``scripts/benchmarks/pairs.py``): the ``--max-spread`` rule's false-alarm
 rate on clean pairs and its power, end to end and at the figure level.
 
 Run: .venv-vllm/bin/python scripts/bench.py verdict [--trials 400] [--trials-e2e 20] [--only history|compare|pairs]
@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from inproc.compare.verdicts import SLOWER, compare_runs  # noqa: E402
@@ -47,8 +47,9 @@ from inproc.history.judged import judge_values, lasting  # noqa: E402
 from inproc.history.nights import read_nights  # noqa: E402
 from tests.sim.figures import simulate_figures  # noqa: E402
 from tests.sim.nights import NightSettings, Plant, simulate, write_nights  # noqa: E402
+from scripts.benchmarks.harness import rate_line  # noqa: E402
+from scripts.benchmarks.pairs import SLOW_CELLS  # noqa: E402
 
-SLOW_CELLS = (0, 2, 4, 6, 8, 10)  # six of the twelve cells, over the whole step-time range
 THRESHOLD, WINDOW = 0.05, 10
 
 
@@ -63,16 +64,6 @@ class Outcome:
     plant_newest: bool  # the plant's first night is the newest night
     reported: int  # confirmed changes called slower or faster
     splits: int  # every confirmed change
-
-
-def wilson(k: float, n: int) -> tuple[float, float]:
-    """The 95 % Wilson score interval of k successes in n trials."""
-    if n == 0:
-        return math.nan, math.nan
-    z, p = 1.959964, k / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def _planted(s: NightSettings) -> tuple[set[int], int | None]:
@@ -102,16 +93,6 @@ def e2e_trial(s: NightSettings, folder: Path) -> Outcome:
     # history lists the confirmed changes called slower or faster (a level split within the threshold is not listed)
     return Outcome(h.exit_code == 1, len(slow & cells), len(found & cells), len(cells), night == s.nights - 1,
                    len(confirmed), len(confirmed))
-
-
-def _line(label: str, k: float, n: int, target: str, unit: str = "rate", sd: float | None = None) -> str:
-    """A rate k/n with its Wilson interval, or a mean count per sequence (k total over n sequences)."""
-    if n == 0:
-        return f"  {label:<52} —"
-    if unit == "rate":
-        lo, hi = wilson(k, n)
-        return f"  {label:<52} {k / n * 100:6.1f} %  [{lo * 100:5.1f}, {hi * 100:5.1f}]  n={n:<5} target {target}"
-    return f"  {label:<52} {k / n:6.3f} per sequence (sd {sd:.3f})  n={n:<5} target {target}"
 
 
 def _measure(outcomes: list[Outcome], what: str) -> tuple[float, int, float | None]:
@@ -175,7 +156,7 @@ def run_history(trials: int, trials_e2e: int, seed: int) -> None:
             for side, outcomes in (("figure level", fig), ("end to end", e2e)):
                 if outcomes:
                     k, n, sd = _measure(outcomes, what)
-                    print(_line(f"{label}, {side}", k, n, target, unit, sd))
+                    print(rate_line(f"{label}, {side}", k, n, target, unit, sd))
 
 
 def run_sequences(trials: int, seed: int) -> None:
@@ -198,7 +179,7 @@ def run_sequences(trials: int, seed: int) -> None:
             hits += failed[7 - first] if s.plants and "first" in what else any(failed)
         target = {"clean": "(shown: about 1 - (1 - rate a night) ^ 10)"}.get(name, "(shown)")
         print(name)
-        print(_line(what, hits, trials, target))
+        print(rate_line(what, hits, trials, target))
 
 
 def run_compare(trials_e2e: int, seed: int) -> None:
@@ -218,9 +199,9 @@ def run_compare(trials_e2e: int, seed: int) -> None:
                 called += len(slow & set(SLOW_CELLS))
                 planted += len(SLOW_CELLS)
         print(f"{name}  ({time.perf_counter() - t0:.0f} s)")
-        print(_line("exits 1", exits, trials_e2e * 3, target_exit))
+        print(rate_line("exits 1", exits, trials_e2e * 3, target_exit))
         if plants:
-            print(_line("slow cells called slower (n: cells)", called, planted, ">= 85 %"))
+            print(rate_line("slow cells called slower (n: cells)", called, planted, ">= 85 %"))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -237,11 +218,8 @@ def main(argv: list[str] | None = None) -> int:
     if a.only in (None, "compare"):
         run_compare(a.trials_e2e, a.seed)
     if a.only in (None, "pairs"):
-        from bench_pairs import run_pairs
+        from scripts.benchmarks.pairs import run_pairs
 
         run_pairs(a.trials * 5, a.trials_e2e * 2, a.seed)
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

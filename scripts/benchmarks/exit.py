@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PROFILE = ROOT / "launch_profiles" / "cpu-vllm-tiny-llama.toml"
 CELL = ["cell", str(PROFILE), "--context", "256", "--concurrency", "2", "--window-steps", "16", "--no-loop-check",
         "--force"]
@@ -70,6 +70,3 @@ def main(argv: list[str]) -> int:
           f"{rounds} interleaved rounds)")
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -1,6 +1,6 @@
 """Check inproc's GPU telemetry on a real NVIDIA GPU under a matmul load.
 
-    python scripts/gpu_telemetry_check.py [--load-s 20] [--hz 10] [--out trace.json]
+    python scripts/gpu/gpu_telemetry_check.py [--load-s 20] [--hz 10] [--out trace.json]
 
 Needs a CUDA machine with torch and nvidia-ml-py. It samples the GPU while idle, then
 while bf16 matmuls keep it busy, and checks that
@@ -26,7 +26,7 @@ import os
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 from inproc.telemetry.figures import cell_figures  # noqa: E402
 from inproc.telemetry.judge import throttle_check  # noqa: E402

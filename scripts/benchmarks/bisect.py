@@ -38,11 +38,10 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "scripts"))
 
-from bench_verdict import wilson  # noqa: E402
+from scripts.benchmarks.harness import wilson  # noqa: E402
 from inproc.bisect.oracle import OracleSettings, regressed  # noqa: E402
 from inproc.compare.spread import NIGHT_ALPHA, Spread, change_test, residual_ss  # noqa: E402
 from inproc.compare.verdicts import SLOWER, judge_test  # noqa: E402
@@ -143,6 +142,3 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n{time.monotonic() - started:.0f} s")
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,6 +1,6 @@
 """Run a small speed-test matrix on a GPU through transformers' continuous batching, and check it.
 
-    PYTHONPATH=. python scripts/gpu_matrix_check.py [--out summary.json] [--duration 3] [--kernel-steps 6]
+    PYTHONPATH=. python scripts/gpu/gpu_matrix_check.py [--out summary.json] [--duration 3] [--kernel-steps 6]
 
 Needs a CUDA machine with torch, transformers (5.17–5.19), numpy, scipy, pyarrow, click, psutil
 and nvidia-ml-py; no vLLM or SGLang. It runs ``inproc run launch_profiles/gpu-transformers-llama-h200.toml``
@@ -28,7 +28,7 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
 PROFILE = os.path.join(ROOT, "launch_profiles", "gpu-transformers-llama-h200.toml")
 
@@ -163,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
         checks[name] = bool(judged) and all(judged)
     checks[f"within {args.budget_s:.0f} s"] = wall_s <= args.budget_s
     summary["passed"] = all(checks.values())
-    text = json.dumps(summary, default=str)  # one line: scripts/gpu_check.py keeps a check's last JSON line
+    text = json.dumps(summary, default=str)  # one line: scripts/gpu/gpu_check.py keeps a check's last JSON line
     print(text)
     if args.out:
         with open(args.out, "w") as f:
