@@ -14,7 +14,7 @@ from inproc.measure.anatomy import OFF
 from inproc.render import fmt
 from inproc.render.charts import decode_chart, prefill_chart, step_panels, telemetry_panels
 from inproc.render.curve import curve
-from inproc.render.graphs_section_html import graphs_html
+from inproc.render.graphs.section import graphs_html
 from inproc.render.definitions import shown_definitions
 from inproc.render.header import Header, build_header
 from inproc.render.matrix import MEDIANS_NOTE, Grid, decode_grid, headline, legend_lines, throttle_warnings, ttft_note

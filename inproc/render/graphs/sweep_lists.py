@@ -1,10 +1,15 @@
-"""The ``--graph-sizes`` lists side by side in the sweep report (Markdown and HTML read the same rows)."""
+"""The ``--graph-sizes`` lists side by side in the sweep report: their view (two tables and notes,
+built once from the sweep's graph summary) and its Markdown and HTML arrangements."""
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from inproc.compare.estimate import WithinRun
 from inproc.render import fmt
-from inproc.render.graphs import sizes_text
+from inproc.render.graphs.view import sizes_text
 from inproc.sweep.graph_summary import GraphSweep, ListRun
+from inproc.render.svg import t
+from inproc.render.writers import Table, html_table, markdown_table
 from inproc.units import format_tokens
 
 LIST_HEAD = ["List", "Sizes", "Engine captured", "Padded tokens (arithmetic)", "Padded tokens (engine)",
@@ -55,9 +60,33 @@ def notes(g: GraphSweep) -> list[str]:
     return ([NO_CAPTURE] if g.none_captured else []) + [RATIO_NOTE]
 
 
-def markdown_section(g: GraphSweep | None, table) -> list[str]:
+@dataclass(frozen=True)
+class ListsView:
+    """The lists side by side: each list's capture and padding, each cell's tok/s per list, the notes."""
+
+    lists: Table
+    cells: Table
+    notes: tuple[str, ...]
+
+
+def lists_view(g: GraphSweep) -> ListsView:
+    return ListsView(Table(tuple(LIST_HEAD), tuple(tuple(list_values(r)) for r in g.lists)),
+                     Table(tuple(cell_head(g)), tuple(map(tuple, cell_rows(g)))), tuple(notes(g)))
+
+
+def markdown_section(g: GraphSweep | None) -> list[str]:
     """The section's Markdown lines (none without --graph-sizes)."""
     if g is None:
         return []
-    return ["", "## CUDA-graph lists side by side", "", table(LIST_HEAD, [list_values(r) for r in g.lists]), "",
-            table(cell_head(g), cell_rows(g)), "", *notes(g)]
+    v = lists_view(g)
+    return ["", "## CUDA-graph lists side by side", "", markdown_table(v.lists), "", markdown_table(v.cells), "",
+            *v.notes]
+
+
+def html_section(g: GraphSweep | None) -> list[str]:
+    """The section's HTML parts (none without --graph-sizes)."""
+    if g is None:
+        return []
+    v = lists_view(g)
+    return ["<h2>CUDA-graph lists side by side</h2>", html_table(v.lists), html_table(v.cells),
+            *[f"<p>{t(line)}</p>" for line in v.notes]]

@@ -1,9 +1,11 @@
-"""``inproc graphs`` rendered: the lists' padding over the matrix and per cell, the suggested list,
-the waste-versus-K curve, the capture cost (an estimate) and the padding check; Markdown and text.
-
-The rows are built once here; ``graphs_html`` and ``graphs_json`` read the same rows and values.
+"""The CUDA-graphs subject's view: the lists' padding over the matrix and per cell, the suggested
+list, the waste-versus-K curve, the capture cost (an estimate) and the padding check, as rows,
+lines, a chart and definitions (:class:`GraphsView`), built once from the analysis; every format
+(``inproc.render.graphs``) arranges these, so a column added here shows in each of them.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -11,8 +13,8 @@ from inproc.graphs.analysis import GraphsAnalysis, ListReport
 from inproc.graphs.cost import NONE_RECORDED
 from inproc.graphs.padding import ListCost
 from inproc.render import fmt
-from inproc.render.mdtable import table
 from inproc.render.svg import Chart, Series
+from inproc.render.writers import Table
 
 LIST_HEAD = ["list", "sizes", "largest", "padded tokens", "padding share", "steps without a graph",
              "their time share", "sizes no step used"]
@@ -168,30 +170,31 @@ def curve_chart(a: GraphsAnalysis) -> Chart:
                  x_range=(1, max(ks + [len(r.sizes) for r in a.lists])), width=640, height=300)
 
 
-def render_graphs_markdown(a: GraphsAnalysis, set_line: str = "", title: str = "# CUDA-graph capture sizes") -> str:
-    """The whole analysis as Markdown (ends with a newline)."""
-    w = a.options.weight
-    out = [title, "", *read_lines(a), "", captured_line(a), *speculative_lines(a), "",
-           "## The lists over the matrix", "", table(LIST_HEAD, [list_row(r, w) for r in a.lists]), "",
-           *suggestion_lines(a, set_line), "", "## Waste against the number of sizes", "", f"K: {CURVE_NOTE}.", "",
-           table(["K", "least waste", "padded tokens", "sizes"], curve_rows(a)), "",
-           "## Per cell", "", table(cell_head(a), cell_rows(a)), "", "## Capture cost", "", *cost_lines(a), "",
-           check_line(a), "", "## Definitions", ""]
-    out += [f"- **{k}**: {v}" for k, v in DEFINITIONS]
-    return "\n".join(out) + "\n"
+@dataclass(frozen=True)
+class GraphsView:
+    """What every format of the CUDA-graphs analysis shows, built once (:func:`graphs_view`)."""
+
+    read: tuple[str, ...]  # what was read: files, cells, steps, what was left out
+    captured: tuple[str, ...]  # the captured list, and what speculative decoding does to the counts
+    lists: Table  # each list over the matrix
+    suggestion: tuple[str, ...]  # the suggested list, a shorter one, the --set line to measure it
+    curve_note: str
+    curve: Table  # the least waste with K sizes
+    cells: Table  # each list per cell
+    cost: tuple[str, ...]  # the capture cost, recorded and estimated per list
+    check: str  # the padding check against the engine's own count
+    chart: Chart  # waste against K, each list a point
+    definitions: tuple[tuple[str, str], ...]
 
 
-def _plain(head: list[str], rows: list[list[str]]) -> list[str]:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(head)]
-    fmt_row = lambda r: "  ".join(v.ljust(widths[i]) for i, v in enumerate(r)).rstrip()  # noqa: E731
-    return [fmt_row(head), *map(fmt_row, rows)]
+def _table(head: list[str], rows: list[list[str]]) -> Table:
+    return Table(tuple(head), tuple(map(tuple, rows)))
 
 
-def render_graphs_text(a: GraphsAnalysis, set_line: str = "") -> str:
-    """The terminal form: the lists, the suggestion and its --set line, the curve, the capture cost."""
-    w = a.options.weight
-    out = [*read_lines(a), captured_line(a), *speculative_lines(a), "", *_plain(LIST_HEAD, [list_row(r, w) for r in a.lists]),
-           "", *suggestion_lines(a, set_line), "", f"Waste against K ({CURVE_NOTE}):",
-           *_plain(["K", "least waste", "padded tokens", "sizes"], curve_rows(a)), "",
-           *_plain(cell_head(a), cell_rows(a)), "", *cost_lines(a), check_line(a)]
-    return "\n".join(out) + "\n"
+def graphs_view(a: GraphsAnalysis, set_line: str = "") -> GraphsView:
+    """The analysis's view (``set_line``: the --set overrides that measure the suggested list, or "")."""
+    return GraphsView(
+        tuple(read_lines(a)), (captured_line(a), *speculative_lines(a)),
+        _table(LIST_HEAD, [list_row(r, a.options.weight) for r in a.lists]), tuple(suggestion_lines(a, set_line)),
+        CURVE_NOTE, _table(["K", "least waste", "padded tokens", "sizes"], curve_rows(a)),
+        _table(cell_head(a), cell_rows(a)), tuple(cost_lines(a)), check_line(a), curve_chart(a), DEFINITIONS)
