@@ -66,5 +66,5 @@ def _run_pass(flight: InFlight, switch, dog, steps: int, profiled: bool) -> tupl
     finally:
         if profiler is not None:
             del flight.engine.step  # the bound method comes back from the class
-    rows = len(profiler.stop()[0]) if profiler is not None else 0
+    rows = len(profiler.stop()[0].table) if profiler is not None else 0  # the filed trace's table
     return total / steps, rows
