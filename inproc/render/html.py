@@ -154,11 +154,10 @@ def _slow_matrix(rec: RunRecord, grid: Grid) -> str:
 
 
 def _slow(rec: RunRecord) -> str:
-    rows = slow_steps.summary_rows(rec)
-    if not rows:
+    v = slow_steps.summary_table(rec)
+    if v is None:
         return ""
-    table = _table(slow_steps.HEAD, [[t(r.cell), t(r.steps), t(r.slow), t(r.share), t(r.causes), t(r.tail), t(r.gc)]
-                                     for r in rows], frozenset({0, 4}))
+    table = _table(list(v.head), [[t(x) for x in row] for row in v.rows], frozenset({0, 4}))
     blocks = []
     for e in rec.decode:
         if e.figures is None:
