@@ -4,7 +4,7 @@ curve first, then the lists, the suggested list, the per-cell table, the capture
 from __future__ import annotations
 
 from inproc.render.graphs.view import GraphsView
-from inproc.render.html import CSS
+from inproc.render.css import CSS
 from inproc.render.svg import line_chart, t
 from inproc.render.writers import (html_definitions, html_paragraphs, html_table, markdown_definitions,
                                    markdown_table, text_table)
