@@ -6,8 +6,10 @@
 Renders ``tests/fixtures/cpu-vllm-small.json`` (a real CPU run) with today's report and
 writes ``tests/fixtures/cpu-vllm-small.md``; and renders every run of every saved fixture
 (results files of each schema, history summaries: ``FIXTURE_FILES``) into
-``tests/fixtures/golden/`` (the report's Markdown and CSV, one pair per run), which
-``tests/record/test_golden_fixtures.py`` sets each fixture's report against byte for byte.
+``tests/fixtures/golden/`` (the report's Markdown and CSV and the terminal's matrix, one of each per run), which
+``tests/record/test_golden_fixtures.py`` sets each fixture's report against byte for byte; and every
+report command in every format on saved fixtures (``scripts/golden_commands.py``) into
+``tests/fixtures/golden/commands/``, which ``tests/render/test_golden_commands.py`` checks.
 Run it after an intended change to the report or to how a file loads, review the diff by
 eye, and commit both; the tests themselves only compare.
 """
@@ -23,6 +25,8 @@ from inproc.record.baseline import load_runs  # noqa: E402
 from inproc.record.io import load_results  # noqa: E402
 from inproc.render.csv import render_csv  # noqa: E402
 from inproc.render.markdown import render_markdown  # noqa: E402
+from inproc.render.text import render_matrix  # noqa: E402
+from scripts.golden_commands import GOLDEN_COMMANDS, command_reports  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures"
 SOURCE = FIXTURES / "cpu-vllm-small.json"
@@ -41,6 +45,7 @@ def golden_reports(name: str) -> dict[str, str]:
         stem = name.removesuffix(".json").replace("/", "__") + (f".run{i + 1}" if i else "")
         out[f"{stem}.md"] = render_markdown(rec)
         out[f"{stem}.csv"] = render_csv(rec)
+        out[f"{stem}.txt"] = render_matrix(rec)  # the matrix run, cell and merge print
     return out
 
 
@@ -57,6 +62,12 @@ def main() -> int:
             before = path.read_text() if path.exists() else None
             path.write_text(text)
             print(f"{path.relative_to(ROOT)}: {'unchanged' if text == before else 'rewritten; review the diff'}")
+    GOLDEN_COMMANDS.mkdir(exist_ok=True)
+    for file, text in command_reports().items():
+        path = GOLDEN_COMMANDS / file
+        before = path.read_text() if path.exists() else None
+        path.write_text(text)
+        print(f"{path.relative_to(ROOT)}: {'unchanged' if text == before else 'rewritten; review the diff'}")
     return 0
 
 

@@ -8,20 +8,11 @@ from dataclasses import replace
 
 import click
 
-from inproc.cli.options import (
-    TerminalSink,
-    command_line,
-    debug_options,
-    debug_settings,
-    exit_code,
-    loop_settings,
-    matrix_options,
-    settings_with,
-)
+from inproc.cli.matrix_run import measure
+from inproc.cli.options import debug_options, debug_settings, exit_code, matrix_options, settings_with
 from inproc.errors import UsageError
 from inproc.render.text import render_matrix
 from inproc.profiles.spec import load_with_overrides
-from inproc.run.session import run_matrix
 from inproc.units import parse_int_list, parse_tokens
 
 
@@ -58,8 +49,8 @@ def cell(profile_path, context, concurrency, prefill, sets, out, force, seed, lo
     settings = settings_with(profile.matrix, contexts=(L,), concurrency=C, prefill_contexts=(L,) if prefill else (), **flags)
     if settings.kernels is None:  # neither the flag nor the profile said: one cell is looked into, so on
         settings = replace(settings, kernels=True)
-    record = run_matrix(profile, settings, out=out, seed=seed, force=force, command=command_line(), loops=loop_settings(loop_check),
-                        telemetry_hz=telemetry_hz or None, progress=TerminalSink(), debug=debug, step_timeout=step_timeout)
+    record = measure(profile, settings, loop_check=loop_check, telemetry_hz=telemetry_hz, out=out, seed=seed, force=force,
+                     debug=debug, step_timeout=step_timeout)
     click.echo(render_matrix(record))
     if out:
         click.echo(f"\nresults: {out}")

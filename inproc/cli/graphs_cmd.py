@@ -16,9 +16,9 @@ from inproc.graphs.steps import label_prefix, read_run
 from inproc.graphs.suggest import WEIGHTS
 from inproc.graphs.sweepfile import sizes_file_text
 from inproc.record.io import load_results
-from inproc.render.graphs import render_graphs_markdown, render_graphs_text
-from inproc.render.graphs_html import render_graphs_html
-from inproc.render.graphs_json import render_graphs_json
+from inproc.render.graphs import formats
+from inproc.render.graphs.data import render_graphs_json
+from inproc.render.graphs.view import graphs_view
 
 FORMATS = ("text", "md", "json", "html")
 DEFAULTS = Options()
@@ -74,10 +74,9 @@ def graphs(results, sizes, budget, max_size, weight, multiple_of, fmt, output, s
     a = analyse(runs, capture_cost(records[0], runs[0].captured), opts)
     sets = set_args(records[0].engine.name, a.suggested.sizes)
     line = " ".join(f"--set {shlex.quote(s)}" for s in sets)
-    renderers = {"text": lambda: render_graphs_text(a, line), "md": lambda: render_graphs_markdown(a, line),
-                 "json": lambda: render_graphs_json(a, sets), "html": lambda: render_graphs_html(a, line)}
+    writers = {"text": formats.text, "md": formats.markdown, "html": formats.html}
     for d in a.damaged:
         click.echo(f"graphs: not read: {d}", err=True)
-    emit(renderers[fmt](), output, "graphs")
+    emit(render_graphs_json(a, sets) if fmt == "json" else writers[fmt](graphs_view(a, line)), output, "graphs")
     if sweep_file:
         write_report(sweep_file, sizes_file_text(a, records[0].engine.name), "graphs: sizes file")

@@ -6,22 +6,12 @@ from pathlib import Path
 
 import click
 
-from inproc.cli.options import (
-    TerminalSink,
-    command_line,
-    debug_options,
-    debug_settings,
-    exit_code,
-    loop_settings,
-    matrix_options,
-    retry_option,
-    settings_with,
-)
+from inproc.cli.matrix_run import measure
+from inproc.cli.options import debug_options, debug_settings, exit_code, matrix_options, retry_option, settings_with
 from inproc.render.markdown import render_markdown
 from inproc.render.text import render_matrix
 from inproc.record.io import write_text_atomic
 from inproc.profiles.spec import load_with_overrides
-from inproc.run.session import run_matrix
 from inproc.errors import UsageError
 from inproc.plan.shard import parse_shard
 from inproc.units import parse_cell_list, parse_int_list, parse_token_list
@@ -70,10 +60,9 @@ def run(profile_path, contexts, concurrency, cells, prefill_contexts, no_prefill
         suffix = f"-shard{part.index}of{part.count}" if part else ""
         out = str(Path("results") / f"{profile.name}-{time.strftime('%Y%m%d-%H%M%S')}{suffix}.json")
     debug = debug_settings(resume or out, profiler, profile_steps, profile_skip, profile_dir, profile_with_stack, nvtx)
-    record = run_matrix(profile, settings, out=out, seed=seed, resume=resume, force=force,
-                        command=command_line(), loops=loop_settings(loop_check),
-                        telemetry_hz=telemetry_hz or None, progress=TerminalSink(), debug=debug, shard=part,
-                        step_timeout=step_timeout, retry_disturbed=retry_disturbed)
+    record = measure(profile, settings, loop_check=loop_check, telemetry_hz=telemetry_hz, out=out, seed=seed,
+                     resume=resume, force=force, debug=debug, shard=part, step_timeout=step_timeout,
+                     retry_disturbed=retry_disturbed)
     results = Path(resume or out)
     record = attach(record, checked, str(results)) if checked is not None else record
     click.echo(render_matrix(record))

@@ -110,7 +110,8 @@ class CheckSkipped(Exception):
 
 class EngineAdapter:
     """One engine, as the rest of inproc uses it. A subclass sets the class attributes and
-    implements :meth:`args_module`, :meth:`check_module` and :meth:`build`.
+    implements :meth:`build`; its ``args``, ``check``, ``nodes`` and ``selftest`` modules sit in its own
+    package (:meth:`engine_module`).
 
     The argument methods take the engine's own argument object (``EngineArgs``,
     ``ServerArgs``, ...) as ``args``: whatever :meth:`parse` returns.
@@ -155,15 +156,23 @@ class EngineAdapter:
         spec = importlib.util.find_spec(self.package)
         return spec is not None and spec.origin is not None
 
-    # Each engine keeps its argument and check functions in two modules with the same
-    # function names; a subclass returns them (imported lazily, inside the method).
+    # Each engine keeps its argument, check, node and selftest functions in modules of the same
+    # names under its adapter's package (inproc.engines.NAME.args, ...), with the same function
+    # names. They import the engine itself, so they are imported on first use, never with the adapter.
+    # A role whose functions live in another of the package's modules is mapped here.
+    module_of_role: dict[str, str] = {}
+
+    def engine_module(self, role: str):
+        """The adapter package's module for ``role`` (args, check, nodes, selftest), imported on first use."""
+        return importlib.import_module(f"{type(self).__module__}.{self.module_of_role.get(role, role)}")
+
     def args_module(self):
         """The engine's ``args`` module: its own parser behind the functions below."""
-        raise NotImplementedError
+        return self.engine_module("args")
 
     def check_module(self):
         """The engine's ``check`` module: its validators behind the checks below."""
-        raise NotImplementedError
+        return self.engine_module("check")
 
     # Environment that quiets the engine's own logging. Set (unless the user set it) before the
     # adapter first touches engine code: engines configure their loggers when imported.
@@ -259,11 +268,11 @@ class EngineAdapter:
     # -- the engine ------------------------------------------------------------------------
     def selftest_module(self):
         """The engine's ``selftest`` module: ``modes(launch)``, ``pieces()``, ``commit()``, ``TINY_PROFILE``, ``MODEL_ARGS`` and ``TINY_ARGS``."""
-        raise NotImplementedError
+        return self.engine_module("selftest")
 
     def nodes_module(self):
         """The engine's ``nodes`` module: its placement and its worker for node ranks 1..N-1."""
-        raise NotImplementedError
+        return self.engine_module("nodes")
 
     def build(self, launch: LaunchSpec) -> Engine:
         """Build the engine in this process (the launch's environment is already applied)."""

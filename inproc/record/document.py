@@ -14,20 +14,18 @@ cell's tables are let go before the next is read.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any, Iterator
 
 from inproc.record import fromtables, migrate_cells
 from inproc.record.damage import Damage, words
 from inproc.record.files import CellFile, ResultsFiles
+from inproc.record.layout import ENTRY_FILE, entry_name
 from inproc.record.migrate import migrate
 from inproc.record.schema import UnreadableCell
 
 #: The key of a row whose cell file could not be read: its ``UnreadableCell`` (the row then holds no raw records).
 UNREADABLE = "@unreadable"
-#: A cell file's name: the entry's id (``inproc.record.tojson.entry_id``) and its suffix.
-_ENTRY_NAME = re.compile(r"(?:prefill-(\d+)|decode-(\d+)x(\d+))(?:\.[a-z0-9]+)+")
 
 
 @dataclass(frozen=True)
@@ -96,7 +94,7 @@ def _unlisted(cell: CellFile, data: dict[str, Any]) -> dict[str, Any] | None:
 def unlisted_row(name: str, plan: dict[str, Any]) -> dict[str, Any] | None:
     """The row of a cell file not yet in an unfinished run's manifest that could not be read, when its
     name is an entry of the plan (None otherwise: a stray file is no entry)."""
-    m = _ENTRY_NAME.fullmatch(name)
+    m = ENTRY_FILE.fullmatch(name)
     if m is None:
         return None
     if m.group(1) is not None:
@@ -111,7 +109,7 @@ def unlisted_row(name: str, plan: dict[str, Any]) -> dict[str, Any] | None:
 def entry_of_row(row: dict[str, Any]) -> str:
     """The entry id of a manifest row, from its key (``decode-256x4``; ``tojson.entry_id``), not from its
     cell file's name, which may name anything."""
-    return f"decode-{row['context']}x{row['concurrency']}" if "concurrency" in row else f"prefill-{row['context']}"
+    return entry_name(row["context"], row.get("concurrency"))
 
 
 def _with_cell(row: dict[str, Any], cell: CellFile | None, files: ResultsFiles, created: Any) -> dict[str, Any]:

@@ -7,7 +7,10 @@ and the readers (``inproc.record.files``, ``inproc.record.baseline``); nothing h
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
+
+from inproc.units import cell_key
 
 #: The cell file's version: the results file's schema that introduced it.
 CELL_SCHEMA = 10
@@ -23,6 +26,16 @@ def cells_dir(path: str | os.PathLike) -> Path:
     """The folder beside a results file that holds its cell files: ``RESULTS.json`` -> ``RESULTS.cells``."""
     p = Path(path)
     return p.with_name(p.name.removesuffix(".json") + ".cells")
+
+
+def entry_name(context: int, concurrency: int | None = None) -> str:
+    """``prefill-8192`` (no concurrency) or ``decode-8192x16``: an entry's name in the record, in ``inproc.open``
+    and as its cell file's stem; the one place it is spelled (:data:`ENTRY_FILE` reads it back)."""
+    return f"prefill-{context}" if concurrency is None else f"decode-{cell_key(context, concurrency)}"
+
+
+#: A file named for an entry (:func:`entry_name`) with its suffixes: group 1 a prefill's context, 2 and 3 a decode's.
+ENTRY_FILE = re.compile(r"(?:prefill-(\d+)|decode-(\d+)x(\d+))(?:\.[a-z0-9]+)+")
 
 
 def cell_name(entry: str) -> str:

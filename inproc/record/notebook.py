@@ -23,7 +23,7 @@ from inproc.record.contain import CellFolder, OutsideFolder
 from inproc.record.damage import Damage, words
 from inproc.record.document import manifest_rows
 from inproc.record.files import check_version, read_arrow, read_files, read_json
-from inproc.record.layout import RESULTS_HINT, cell_name
+from inproc.record.layout import RESULTS_HINT, cell_name, entry_name
 from inproc.record.load import load_results, read_cell, read_skeleton
 from inproc.record.migrate import SCHEMA_VERSION
 from inproc.record.tables import arrow_table, stored_tables
@@ -199,7 +199,7 @@ def open_run(path: str | Path) -> Run:
 def _cell(kind: str, row: dict[str, Any], folder: CellFolder | None) -> Cell:
     """A manifest row as a cell; one whose cell file lies outside the folder is an Error cell (as the loader's)."""
     concurrency = row.get("concurrency") if kind == "decode" else None
-    name = f"prefill-{row['context']}" if kind == "prefill" else f"decode-{row['context']}x{concurrency}"
+    name = entry_name(row["context"], concurrency)
     error = None
     if folder is not None and row.get("cell_file"):
         try:

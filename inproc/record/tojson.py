@@ -9,6 +9,7 @@ from inproc.measure.figures import DecodeFigures, PrefillFigures
 from inproc.measure.judge import Verdict
 from inproc.record import scope
 from inproc.record.definitions import DEFINITIONS_VERSION
+from inproc.record.layout import entry_name
 from inproc.record.migrate import SCHEMA_VERSION
 from inproc.record.schema import DecodeEntry, PrefillEntry, RunPlan, RunRecord
 from inproc.telemetry.window import WindowTelemetry
@@ -97,7 +98,7 @@ def _row(e: PrefillEntry | DecodeEntry, cell_files: Mapping[str, str] | None) ->
 
 def entry_id(e: PrefillEntry | DecodeEntry) -> str:
     """``prefill-8192`` or ``decode-8192x16``: an entry's name in the record and its cell file's stem."""
-    return f"prefill-{e.context}" if isinstance(e, PrefillEntry) else f"decode-{e.key}"
+    return entry_name(e.context, None if isinstance(e, PrefillEntry) else e.concurrency)
 
 
 def raw_json(e: PrefillEntry | DecodeEntry) -> dict[str, Any]:

@@ -94,13 +94,14 @@ def html_section(rec: RunRecord, table, facts, code) -> str:
     for c in cs:
         rows.setdefault(c.context, {})[c.concurrency] = c
     charts = "".join(f'<div class="panel">{context_chart(L, rows[L], concurrency, cats)}</div>' for L in sorted(rows))
-    body = [[t(c.label), *(t(x) for x in k.category_cells(c, cats)), *(t(x) for x in k.sum_cells(c))] for c in cs]
-    notes = "".join(f'<div class="warn">{t(k.host_bound_note(c))}</div>' for c in cs if c.host_bound)
-    top = "".join(f"<li>{t(c.label)}: {t(k.top_line(c))}</li>" for c in cs)
-    unmatched = "".join(f"<li>{t(c.label)}: {t(u)}</li>" for c in cs if (u := k.unmatched_line(c)))
+    v = k.kernels_view(cs)
+    body = [[t(x) for x in row] for row in v.table.rows]
+    notes = "".join(f'<div class="warn">{t(note)}</div>' for note in v.host_bound)
+    top = "".join(f"<li>{t(label)}: {t(line)}</li>" for label, line in v.top)
+    unmatched = "".join(f"<li>{t(label)}: {t(u)}</li>" for label, u in v.unmatched)
     return ("<h2>Kernels</h2>" + f"<p>{t(k.intro(cs))}</p>" + _legend(cats) + f'<div class="charts">{charts}</div>'
-            + table(["Cell", *cats, *k.HEAD_TAIL], body, frozenset({0})) + notes + without
+            + table(list(v.table.head), body, frozenset({0})) + notes + without
             + f"<p>Top kernels per step:</p><ul>{top}</ul>"
             + (f"<p>Names no rule matched (<code>other</code>), with their share, so the rule table can grow:</p>"
                f"<ul>{unmatched}</ul>" if unmatched else "")
-            + facts([(d.label, code(d.text)) for d in k.definitions()]))
+            + facts([(d.label, code(d.text)) for d in v.definitions]))

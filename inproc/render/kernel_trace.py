@@ -18,6 +18,7 @@ from inproc.kernels.filing import FiledTrace
 from inproc.kernels.summary import KernelSummary, summarize
 from inproc.render import kernels as k
 from inproc.render.mdtable import table as md_table
+from inproc.render.writers import markdown_table
 
 
 @dataclass(frozen=True)
@@ -50,25 +51,19 @@ def filing_line(t: TraceKernels) -> str:
     return f"{t.label}: {f.steps} steps marked {f.mark!r}; {f.filed} device activities filed ({spread} per step); {lost}"
 
 
-def _head(ts: list[TraceKernels]) -> tuple[list[str], list[list[str]]]:
-    cats = k.shown_categories(ts)
-    return ["Trace", *cats, *k.HEAD_TAIL], [[t.label, *k.category_cells(t, cats), *k.sum_cells(t)] for t in ts]
-
-
 def render_markdown(ts: list[TraceKernels], change: KernelChange | None) -> str:
-    head, body = _head(ts)
+    v = k.kernels_view(ts, "Trace")
     lines = ["# Kernels per step", "", k.intro(ts).replace("after the window", "of the trace")
-             .replace("(Engine.step(), start to end)", "(each step mark's host span)"), "", md_table(head, body), ""]
+             .replace("(Engine.step(), start to end)", "(each step mark's host span)"), "", markdown_table(v.table), ""]
     lines += ["Filing:", ""] + [f"- {filing_line(t)}" for t in ts]
-    lines += [line for t in ts if t.host_bound for line in ("", f"> **Host-bound:** {k.host_bound_note(t)}")]
-    lines += ["", "Top kernels per step:", ""] + [f"- {t.label}: {k.top_line(t)}" for t in ts]
-    unmatched = [(t, u) for t in ts if (u := k.unmatched_line(t))]
-    if unmatched:
-        lines += ["", "Names no rule matched (`other`), with their share:", ""] + [f"- {t.label}: {u}" for t, u in unmatched]
+    lines += [line for note in v.host_bound for line in ("", f"> **Host-bound:** {note}")]
+    lines += ["", "Top kernels per step:", ""] + [f"- {label}: {line}" for label, line in v.top]
+    if v.unmatched:
+        lines += ["", "Names no rule matched (`other`), with their share:", ""] + [f"- {label}: {u}" for label, u in v.unmatched]
     if change is not None:
         lines += ["", f"## {ts[1].label} against {ts[0].label}", "", describe(change), "",
                   md_table(["Category", "Base (ms)", "New (ms)", "Change (ms) [interval]"], _change_rows(change))]
-    lines += [""] + [f"- **{d.label}**: {d.text}" for d in k.definitions()]
+    lines += [""] + [f"- **{d.label}**: {d.text}" for d in v.definitions]
     return "\n".join(lines) + "\n"
 
 
@@ -78,11 +73,13 @@ def _change_rows(ch: KernelChange) -> list[list[str]]:
 
 
 def render_text(ts: list[TraceKernels], change: KernelChange | None) -> str:
+    v = k.kernels_view(ts, "Trace")
+    top, unmatched = dict(v.top), dict(v.unmatched)
     out = [f"Kernels: ms per step by category ({k.time_kind(ts)}, mean over each trace's marked steps)"]
     for t in ts:
         out += [f"  {t.label}: {k.category_parts(t) or 'no kernel'}; {k.sum_text(t)}",
-                f"    {filing_line(t)}", f"    top: {k.top_line(t) or '–'}"]
-        if u := k.unmatched_line(t):
+                f"    {filing_line(t)}", f"    top: {top[t.label] or '–'}"]
+        if u := unmatched.get(t.label):
             out.append(f"    unmatched: {u}")
     if change is not None:
         out += ["", f"{ts[1].label} against {ts[0].label}: {describe(change)}"]

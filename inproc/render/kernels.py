@@ -1,5 +1,7 @@
-"""The kernel breakdown in the reports: per decode cell with a kernel pass, time per step by category and its share,
-the top kernels, the top unmatched names, and the categories' sum beside the step's own time.
+"""The kernels subject: per decode cell with a kernel pass (or per trace, ``inproc kernels``), time per step by
+category and its share, the top kernels, the top unmatched names, and the categories' sum beside the step's own
+time, as one view (:class:`KernelsView`) that the report's Markdown, text and HTML sections
+(``kernel_bars``: its stacked bars) and ``inproc kernels`` (``kernel_trace``) arrange.
 
 Everything is read from the cell's pass, compact (``inproc.kernels.summary``); nothing is decided here but words.
 """
@@ -16,6 +18,7 @@ from inproc.kernels.summary import HOST_BOUND_COVERAGE, KernelSummary
 from inproc.record.schema import RunRecord
 from inproc.record.summarize import kernel_summary
 from inproc.render.definitions import Definition, clean
+from inproc.render.writers import Table
 from inproc.units import format_tokens
 
 TOP_KERNELS, TOP_UNMATCHED = 5, 5
@@ -153,24 +156,43 @@ def definitions() -> list[Definition]:
             Definition("Kernel time", clean(roles(table_doc[1] if len(table_doc) > 1 else table_doc[0])))]
 
 
+@dataclass(frozen=True)
+class KernelsView:
+    """What every format of the kernel breakdown shows, built once (:func:`kernels_view`)."""
+
+    categories: tuple[str, ...]  # the categories any cell spent time in, in the stacking order
+    table: Table  # a row per cell (or trace): ms per step by category, Σ, the step's own time, the cover
+    host_bound: tuple[str, ...]  # a note per host-bound cell
+    top: tuple[tuple[str, str], ...]  # (cell, its top kernels)
+    unmatched: tuple[tuple[str, str], ...]  # (cell, its top names no rule matched), where any
+    definitions: tuple[Definition, ...]
+
+
+def kernels_view(cs: list, first: str = "Cell") -> KernelsView:
+    """The view of cells (or traces) with a kernel pass: anything with ``label``, ``summary`` and ``host_bound``."""
+    cats = shown_categories(cs)
+    rows = tuple((c.label, *category_cells(c, cats), *sum_cells(c)) for c in cs)
+    return KernelsView(tuple(cats), Table((first, *cats, *HEAD_TAIL), rows),
+                       tuple(host_bound_note(c) for c in cs if c.host_bound), tuple((c.label, top_line(c)) for c in cs),
+                       tuple((c.label, u) for c in cs if (u := unmatched_line(c))), tuple(definitions()))
+
+
 def markdown_section(rec: RunRecord, make_table) -> str:
     """The Markdown report's "Kernels" section ("" without a kernel pass); ``make_table(head, body)`` makes a table."""
     cs, without = cells(rec), missing(rec)
     if not cs:
         return "\n".join(["## Kernels", "", *[f"- {x}" for x in without]]) if without else ""
-    cats = shown_categories(cs)
-    body = [[c.label, *category_cells(c, cats), *sum_cells(c)] for c in cs]
-    lines = ["## Kernels", "", intro(cs), "", make_table(["Cell", *cats, *HEAD_TAIL], body)]
+    v = kernels_view(cs)
+    lines = ["## Kernels", "", intro(cs), "", make_table(list(v.table.head), [list(r) for r in v.table.rows])]
     lines += ["", "No kernel table:", ""] + [f"- {x}" for x in without] if without else []
     lost = unfiled(rec)
     lines += ["", "Device activities not filed to a step:", ""] + [f"- {x}" for x in lost] if lost else []
-    lines += [line for c in cs if c.host_bound for line in ("", f"> **Host-bound:** {host_bound_note(c)}")]
-    lines += ["", "Top kernels per step:", ""] + [f"- {c.label}: {top_line(c)}" for c in cs]
-    unmatched = [(c, u) for c in cs if (u := unmatched_line(c))]
-    if unmatched:
+    lines += [line for note in v.host_bound for line in ("", f"> **Host-bound:** {note}")]
+    lines += ["", "Top kernels per step:", ""] + [f"- {label}: {line}" for label, line in v.top]
+    if v.unmatched:
         lines += ["", "Names no rule matched (`other`), with their share, so the rule table can grow:", ""]
-        lines += [f"- {c.label}: {u}" for c, u in unmatched]
-    lines += [""] + [f"- **{d.label}**: {d.text}" for d in definitions()]
+        lines += [f"- {label}: {u}" for label, u in v.unmatched]
+    lines += [""] + [f"- **{d.label}**: {d.text}" for d in v.definitions]
     return "\n".join(lines)
 
 

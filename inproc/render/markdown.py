@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from inproc.render import fmt
 from inproc.render import kernels
-from inproc.render.graphs_section import graphs_markdown
+from inproc.render.graphs.section import graphs_markdown
 from inproc.render.mdtable import table
 from inproc.render.definitions import shown_definitions
 from inproc.render.header import Header, Section, build_header

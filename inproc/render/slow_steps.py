@@ -1,11 +1,15 @@
 """Slow steps in the reports: a summary per cell, a step-time timeline per cell, a matrix beside tok/s.
 
+The summary's view is one table (:func:`summary_table`, a row per cell from :class:`SummaryRow`, whose fields
+are the columns in :data:`HEAD`'s order); the Markdown and HTML sections place it, so a column is a field
+and a head here.
+
 Everything here reads ``inproc.measure.slow`` (the rule, the causes, ``SlowFigures``); nothing is
 decided here.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 
 import numpy as np
 
@@ -14,6 +18,7 @@ from inproc.measure.slow import CAUSES, SlowStep, slow_steps
 from inproc.record.schema import DecodeEntry, RunRecord
 from inproc.render import fmt
 from inproc.render.svg import Chart, Series
+from inproc.render.writers import Table
 from inproc.units import format_tokens
 
 MAX_DOTS = 400  # ordinary steps per timeline (a long window is thinned evenly); slow steps are all shown
@@ -60,6 +65,12 @@ def summary_rows(rec: RunRecord) -> list[SummaryRow]:
     return rows
 
 
+def summary_table(rec: RunRecord) -> Table | None:
+    """The summary as a table, a row per decode cell with figures (None: no such cell)."""
+    rows = summary_rows(rec)
+    return Table(tuple(HEAD), tuple(astuple(r) for r in rows)) if rows else None
+
+
 def cell_slow_steps(e: DecodeEntry) -> list[SlowStep]:
     """The cell's slow window steps (none without a trace or a window)."""
     w = m.window(e.trace) if e.trace is not None else None
@@ -76,11 +87,10 @@ def worst_lines(e: DecodeEntry, limit: int = 5, slow: list[SlowStep] | None = No
 
 def markdown_section(rec: RunRecord, table) -> str:
     """The Markdown report's "Slow steps" section; ``table(head, body)`` makes a table."""
-    rows = summary_rows(rec)
-    if not rows:
+    v = summary_table(rec)
+    if v is None:
         return ""
-    body = [[r.cell, r.steps, r.slow, r.share, r.causes, r.tail, r.gc] for r in rows]
-    lines = ["## Slow steps", "", NOTE, "", table(HEAD, body)]
+    lines = ["## Slow steps", "", NOTE, "", table(list(v.head), [list(r) for r in v.rows])]
     for e in _cells(rec):
         worst = worst_lines(e)
         if worst:

@@ -12,7 +12,7 @@ from inproc.render import fmt
 from inproc.render.definitions import Definition, definitions, doc
 from inproc.render.markdown import table
 from inproc.render.measurements import graph_text
-from inproc.render.sweep_graphs import markdown_section
+from inproc.render.graphs.sweep_lists import markdown_section
 from inproc.sweep import summary as sm
 from inproc.sweep.manifest import DONE
 from inproc.sweep.summary import CellSummary, SweepSummary, VariantCell, VariantSummary
@@ -100,7 +100,7 @@ def render_sweep_markdown(s: SweepSummary, with_definitions: bool = True) -> str
              table(VARIANT_HEAD, [variant_values(v) for v in s.variants])]
     if s.failed:
         lines += ["", "## Failed variants", "", *[f"- {ln}" for ln in failure_lines(s)]]
-    lines += markdown_section(s.graphs, table)
+    lines += markdown_section(s.graphs)
     for c in s.cells:
         lines += ["", f"## {cell_title(c)}", "", table(CELL_HEAD, [cell_values(r) for r in c.rows]), "",
                   cell_verdict(c)]

@@ -18,7 +18,7 @@ from inproc.render.sweep import (
     variant_values,
 )
 from inproc.render.svg import Chart, Series, line_chart, t
-from inproc.render import sweep_graphs
+from inproc.render.graphs.sweep_lists import html_section
 from inproc.sweep.summary import CellSummary, SweepSummary
 
 _EXTRA_CSS = "tr.best td{background:#eaf4ea;font-weight:600}"
@@ -60,12 +60,7 @@ def render_sweep_html(s: SweepSummary) -> str:
     body = [f"<h1>Sweep: {t(s.sweep.plan.profile_name)}</h1>", f'<div class="sub">{t(headline(s))}</div>',
             "<h2>Variants</h2>", _table(VARIANT_HEAD, [variant_values(v) for v in s.variants])]
     body += [f'<div class="warn">{t(line)}</div>' for line in failure_lines(s)]
-    if s.graphs is not None:
-        g = s.graphs
-        body += ["<h2>CUDA-graph lists side by side</h2>",
-                 _table(sweep_graphs.LIST_HEAD, [sweep_graphs.list_values(r) for r in g.lists]),
-                 _table(sweep_graphs.cell_head(g), sweep_graphs.cell_rows(g)),
-                 *[f"<p>{t(line)}</p>" for line in sweep_graphs.notes(g)]]
+    body += html_section(s.graphs)
     if s.cells:
         body += ["<h2>Decode cells</h2>", '<div class="charts">' + "".join(_cell(c, keys) for c in s.cells) + "</div>"]
     else:

@@ -3,7 +3,7 @@
 Series of 50 nights on a level of 100 with noise σ = 2 (2 %), their logs judged as "tbt"
 (a time: up is slower) with ``inproc history``'s default window and threshold, either
 alone (one row per call) or 12 series stacked as the rows of one call. Bounds are the
-rates measured by ``scripts/bench_otava.py`` (and on these seeds) with margin; each bound
+rates measured by ``scripts/bench.py otava`` (and on these seeds) with margin; each bound
 fails for a detector that finds nothing and for one that finds everywhere.
 """
 from __future__ import annotations

@@ -20,26 +20,6 @@ class SglangAdapter(EngineAdapter):
     max_len_args = ("context-length",)
     tested_versions = ("0.5.23",)
 
-    def args_module(self):
-        from inproc.engines.sglang import args
-
-        return args
-
-    def check_module(self):
-        from inproc.engines.sglang import check
-
-        return check
-
-    def nodes_module(self):
-        from inproc.engines.sglang import nodes
-
-        return nodes
-
-    def selftest_module(self):
-        from inproc.engines.sglang import selftest
-
-        return selftest
-
     def build(self, launch):
         from inproc.engines.sglang.engine import build_sglang_engine
 

@@ -16,26 +16,7 @@ class TransformersAdapter(EngineAdapter):
     max_len_args = ("max-model-len",)
     tested_versions = ("5.17.0", "5.19.0")
     quiet_env = {"TRANSFORMERS_VERBOSITY": "error"}
-
-    def args_module(self):
-        from inproc.engines.transformers import args
-
-        return args
-
-    def check_module(self):
-        from inproc.engines.transformers import check
-
-        return check
-
-    def nodes_module(self):
-        from inproc.engines.transformers import check
-
-        return check
-
-    def selftest_module(self):
-        from inproc.engines.transformers import selftest
-
-        return selftest
+    module_of_role = {"nodes": "check"}  # one process, one device: check holds its placement and refuses node ranks
 
     def check_argument_names(self, names):
         self.guarded("args").check_names({n: None for n in names})

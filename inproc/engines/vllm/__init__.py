@@ -25,26 +25,6 @@ class VllmAdapter(EngineAdapter):
     # vLLM configures its logger when first imported, so this must precede any import of vllm.
     quiet_env = {"VLLM_LOGGING_LEVEL": "ERROR"}
 
-    def args_module(self):
-        from inproc.engines.vllm import args
-
-        return args
-
-    def check_module(self):
-        from inproc.engines.vllm import check
-
-        return check
-
-    def nodes_module(self):
-        from inproc.engines.vllm import nodes
-
-        return nodes
-
-    def selftest_module(self):
-        from inproc.engines.vllm import selftest
-
-        return selftest
-
     def profiler_args(self, kind, directory, with_stack):
         # vLLM's own profiler (LLMEngine.start_profile) runs on every worker, TP ranks included.
         if kind == "torch":

@@ -1,4 +1,4 @@
-"""transformers' adapter end to end: bad input in one line, and scripts/gpu_matrix_check.py run here: a cell with
+"""transformers' adapter end to end: bad input in one line, and scripts/gpu/gpu_matrix_check.py run here: a cell with
 its kernel pass in a child that cannot import vLLM or SGLang (the GPU machine it is for has neither)."""
 from __future__ import annotations
 
@@ -32,10 +32,10 @@ def test_bad_settings_are_one_line_exit_2_and_nothing_written(tmp_path):
 
 
 def test_the_gpu_matrix_check_runs_here_without_vllm_or_sglang_and_judges_a_cpu_cell(tmp_path):
-    """scripts/gpu_matrix_check.py, on this CPU (its hidden --cpu): its child refuses every vLLM and SGLang import
+    """scripts/gpu/gpu_matrix_check.py, on this CPU (its hidden --cpu): its child refuses every vLLM and SGLang import
     and runs one cell with its kernel pass; the script passes what a CPU shows and fails what only a GPU can."""
     summary = tmp_path / "summary.json"
-    p = run_child([sys.executable, str(ROOT / "scripts" / "gpu_matrix_check.py"), "--cpu", "--profile", PROFILE,
+    p = run_child([sys.executable, str(ROOT / "scripts" / "gpu" / "gpu_matrix_check.py"), "--cpu", "--profile", PROFILE,
                    "--cells", "256x2", "--duration", "1", "--kernel-steps", "3", "--out", str(summary)],
                   env=child_env(sglang_support=False), timeout=600)
     assert p.returncode == 1, p.stdout[-3000:] + p.stderr[-3000:]
@@ -50,6 +50,6 @@ def test_the_gpu_matrix_check_runs_here_without_vllm_or_sglang_and_judges_a_cpu_
 
 
 def test_the_gpu_matrix_check_refuses_a_machine_without_cuda():
-    p = run_child([sys.executable, str(ROOT / "scripts" / "gpu_matrix_check.py")], env=child_env(), timeout=120)
+    p = run_child([sys.executable, str(ROOT / "scripts" / "gpu" / "gpu_matrix_check.py")], env=child_env(), timeout=120)
     assert p.returncode == 2 and p.stdout == "", p.stderr
     assert p.stderr.strip().splitlines() == [p.stderr.strip()] and "sees no CUDA device" in p.stderr

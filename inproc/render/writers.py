@@ -1,0 +1,55 @@
+"""The shared writers: a view's tables and paragraphs as Markdown, aligned text or HTML.
+
+A subject's view (its rows, lines, notes, definitions and chart series, built once from the
+record) holds strings; a writer here turns a piece of any view into one format, so a column
+added to a view shows in every format without a change here or in a subject's arrangement.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from inproc.render import mdtable
+from inproc.render.svg import t
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table of a view: its head and rows, every value already formatted."""
+
+    head: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+
+
+def markdown_table(table: Table) -> str:
+    """A GitHub Markdown table."""
+    return mdtable.table(list(table.head), [list(r) for r in table.rows])
+
+
+def text_table(table: Table) -> list[str]:
+    """The table's lines for a terminal: columns left-aligned, two spaces apart."""
+    head, rows = table.head, table.rows
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(head)]
+    line = lambda r: "  ".join(v.ljust(widths[i]) for i, v in enumerate(r)).rstrip()  # noqa: E731
+    return [line(head), *map(line, rows)]
+
+
+def html_table(table: Table) -> str:
+    """An HTML table, left-aligned, scrolling sideways when wide."""
+    th = "".join(f"<th class=l>{t(h)}</th>" for h in table.head)
+    trs = "".join("<tr>" + "".join(f"<td class=l>{t(v)}</td>" for v in row) + "</tr>" for row in table.rows)
+    return f'<div class="scroll"><table><tr>{th}</tr>{trs}</table></div>'
+
+
+def html_paragraphs(lines: tuple[str, ...] | list[str]) -> str:
+    """One HTML paragraph per line."""
+    return "".join(f"<p>{t(line)}</p>" for line in lines)
+
+
+def html_definitions(definitions: tuple[tuple[str, str], ...]) -> str:
+    """Terms and their definitions as a two-column facts table."""
+    return '<table class="facts">' + "".join(f"<tr><td>{t(k)}</td><td>{t(v)}</td></tr>" for k, v in definitions) + "</table>"
+
+
+def markdown_definitions(definitions: tuple[tuple[str, str], ...]) -> list[str]:
+    """Terms and their definitions as a Markdown list."""
+    return [f"- **{k}**: {v}" for k, v in definitions]
