@@ -143,13 +143,16 @@ def _build(profile: Profile, launch: LaunchSpec, sink: Sink):
     if placement.nodes is not None and placement.nodes > 1:
         sink(f"placement: {placement.describe()}; building the head (node 0), which waits for node ranks "
              f"1..{placement.nodes - 1}: run `inproc worker {profile.path or profile.name} --node-rank R` on each")
-    busy = BusyCheck()  # judged over the build: one warning before the matrix
+    busy = BusyCheck()  # judged over the build: one warning before the matrix, and the steady steal's note
     t_build = time.perf_counter()
     engine = engines.build_engine(launch)
     build_s = time.perf_counter() - t_build
+    busy.read()
     if (why := busy.warning()) is not None:
         sink(f"warning: {why}")
-    return engine, build_s
+    if (note := busy.steal_note()) is not None:
+        sink(note)
+    return engine, build_s, busy.steal_share
 
 
 def _shard_ref(full: MatrixPlan, plan: MatrixPlan, shard: Shard | None) -> ShardRef | None:
@@ -191,7 +194,9 @@ def run_matrix(profile: Profile, settings: MatrixSettings, *, out: str | None, s
     telemetry = open_telemetry(hz=telemetry_hz) if telemetry_hz else None  # checks the rate first
     engine = runner = None
     try:
-        engine, build_s = _build(profile, launch, sink)
+        engine, build_s, steady_steal = _build(profile, launch, sink)
+        if telemetry is not None:
+            telemetry.steady_steal_share = steady_steal  # each cell's steal is judged beyond it
         full = make_plan(settings, engine.info.capacity, seed)
         plan = shard_plan(full, shard) if shard else full
         info = engine.info
