@@ -29,6 +29,12 @@ def _proc_stat_cpu(cpu: int) -> tuple[float, float]:
     raise AssertionError(f"no cpu{cpu} line")
 
 
+def _child_cpu_s(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * TICK_S
+
+
 def test_a_tree_pinned_to_one_cpu_is_read_on_that_cpu_alone():
     """Wrong code this fails: the host's CPUs taken as the tree's, the sampler's own CPUs added, a CPU's line
     misread (another index, steal from the aggregate line)."""
@@ -43,11 +49,11 @@ def test_a_tree_pinned_to_one_cpu_is_read_on_that_cpu_alone():
         assert reader.cpus == (pinned,)
         t0 = time.perf_counter()
         reader.take(t0, closing=True)
-        before = _proc_stat_cpu(pinned)
+        before, child0 = _proc_stat_cpu(pinned), _child_cpu_s(child.pid)
         time.sleep(1.0)
         t1 = time.perf_counter()
         reader.take(t1, closing=True)
-        after = _proc_stat_cpu(pinned)
+        after, child1 = _proc_stat_cpu(pinned), _child_cpu_s(child.pid)
         fig = cpu_figures(reader.series(), t0, t1)
     finally:
         child.kill()
@@ -59,7 +65,8 @@ def test_a_tree_pinned_to_one_cpu_is_read_on_that_cpu_alone():
     assert steal[-1] == pytest.approx(after[1], abs=2 * TICK_S) and steal[0] == pytest.approx(before[1], abs=2 * TICK_S)
     assert fig["cpus_cores"] == pytest.approx(1.0, abs=0.05)  # one CPU of the host's
     assert fig["host_cores"] == pytest.approx(len(os.sched_getaffinity(0)), abs=0.1 * fig["host_cores"])
-    assert fig["tree_cores"] > 0.5  # the child spins on its CPU (unless another program takes it)
+    # The tree's CPU is the child's, by its own counters read here (a few ticks between the two reads).
+    assert fig["tree_cores"] == pytest.approx((child1 - child0) / fig["window_s"], abs=4 * TICK_S / fig["window_s"])
     assert fig["cpus_idle_cores"] < 0.2  # the spinning child leaves its CPU busy
 
 
