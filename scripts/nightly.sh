@@ -16,7 +16,7 @@
 #       Adds RUN's small summary to the folder STORE (one per night) and runs inproc history
 #       over it -> OUTDIR/history.{txt,md,html}. Exit code: history's (1: the newest night
 #       starts a regression; 3: it starts none, but a cell of it could not be judged, named in the
-#       reports: disturbed, throttled, too few nights yet; 0 also for the store's first night, which
+#       reports: disturbed or throttled; 0 also for the store's first night, which
 #       has nothing to judge). The reports are written for 0, 1 and 3.
 #   scripts/nightly.sh selftest OUTDIR [inproc selftest args...]
 #       inproc selftest -> OUTDIR/selftest.json, before anything is measured: the adapter's

@@ -14,8 +14,9 @@
   that was Valid and is not any more is a regression too. With too little to learn a
   spread from, the row is "insufficient data", with the interval it could show.
 - **Cells not judged.** A newest-night cell left out of its series (Valid, but disturbed or
-  throttled) or with a row of insufficient data is named (``History.unjudged``), never called
-  not slower: with no regression found, the history exits 3, as compare does.
+  throttled) is named (``History.unjudged``), never called not slower: with no regression
+  found, the history exits 3, as compare does. (Rows with too few nights for a spread say
+  "insufficient data" and keep exit 0: every history starts with them.)
 - **Diagnosis.** Every confirmed change and every slower or faster newest-night row gets
   the diagnosis of ``inproc.history.diagnose`` from the two sides' step anatomy, and the
   record keys that differ across it (an engine version, an environment variable).
@@ -113,19 +114,13 @@ class History:
 
     @property
     def unjudged(self) -> tuple[tuple[tuple[int, int], str], ...]:
-        """The newest night's cells it could not judge, each once with why: left out of its series (disturbed,
-        throttled), or a row with insufficient data."""
-        out: dict[tuple[int, int], str] = {}
-        for e in self.nights[-1].record.decode:
-            if (why := left_out_reason(e)):
-                out[(e.context, e.concurrency)] = why
-        for c in self.insufficient:
-            out.setdefault(c.cell, f"insufficient data: {c.reason}")
-        return tuple(sorted(out.items()))
+        """The newest night's cells left out of their series, each with why (disturbed, throttled)."""
+        return tuple(sorted(((e.context, e.concurrency), why) for e in self.nights[-1].record.decode
+                            if (why := left_out_reason(e))))
 
     @property
     def exit_code(self) -> int:
-        """1 the newest night starts a regression; 3 none found, but a cell of it could not be judged; else 0."""
+        """1 the newest night starts a regression; 3 none found, but a cell of it was left out; else 0."""
         return 1 if self.regressions else 3 if self.unjudged else 0
 
 

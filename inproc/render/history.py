@@ -81,15 +81,15 @@ def verdict_line(h: History) -> str:
         cells = sorted({cell_text(c.cell) for c in h.regressions})
         return f"Regression: {newest} starts a regression in {len(cells)} cell(s): {', '.join(cells)}."
     if h.unjudged:  # never "not slower" about a cell it could not judge
-        judged = {c.cell for c in h.newest if c.verdict != INSUFFICIENT} - {cell for cell, _ in h.unjudged}
+        left = {cell for cell, _ in h.unjudged}
+        judged = {c.cell for c in h.newest if c.verdict != INSUFFICIENT} - left
         named = "; ".join(f"{cell_text(cell)} ({why})" for cell, why in h.unjudged)
-        if not judged and h.newest and len(h.insufficient) == len(h.newest) and len(h.unjudged) == len(
-                {c.cell for c in h.insufficient}):  # too few nights yet, nothing left out
-            return f"Insufficient data: {newest} cannot be judged yet ({h.insufficient[0].reason})."
         if not judged:
             return f"Insufficient data: {newest} could not be judged in any cell: {named}."
-        return (f"No regression found in the {len(judged)} cell(s) of {newest} judged, but {len(h.unjudged)} "
+        return (f"No regression found in the {len(judged)} cell(s) of {newest} judged, but {len(left)} "
                 f"could not be judged: {named}.")
+    if h.newest and len(h.insufficient) == len(h.newest):
+        return f"Insufficient data: {newest} cannot be judged yet ({h.insufficient[0].reason})."
     thr = h.settings.compare
     return (f"No regression: {newest} is not slower beyond the {thr.threshold * 100:g}% threshold "
             f"with {thr.tests.threshold_confidence * 100:g}% confidence.")
