@@ -188,3 +188,38 @@ def test_quiet_and_burner_rates_on_simulated_windows():
     quiet = sum(bool(run(replace(QUIET_STEAL, window_s=3.0), seed).causes) for seed in range(200))
     burnt = sum(bool(run(replace(QUIET_STEAL, burner_cores=0.5), seed).causes) for seed in range(200))
     assert quiet <= 2 and burnt >= 190, (quiet, burnt)
+
+
+def _on_cpus(trace: TelemetryTrace, cpus: int, other_cores: float, steal_share: float) -> TelemetryTrace:
+    """``trace`` with the tree's CPUs' columns written by hand: ``cpus`` CPUs, the tree's own CPU on them plus
+    ``other_cores`` of other work, and steal of ``steal_share`` of that running time (10 ms ticks)."""
+    host = trace.host
+    t = host.t_s
+    running = host.values["process_cpu_s"] + other_cores * t
+    steal = np.floor(steal_share * running / 0.01) * 0.01
+    values = {**host.values, "tree_cpus_total_s": cpus * t, "tree_cpus_busy_s": running + steal,
+              "tree_cpus_steal_s": steal}
+    ok = {**host.ok, **{c: np.ones(t.size, bool) for c in d.TREE_CPUS}}
+    return TelemetryTrace(**{**trace.__dict__, "host": replace(host, values=values, ok=ok)})
+
+
+def test_the_trees_cpus_are_read_from_their_own_columns_not_the_hosts():
+    """An 8-CPU host whose tree runs on 2 of them: a 0.6-core neighbour there (1.4 of 2 busy, under half a core
+    idle) competes, though the host has 5 cores idle; steal of 8 % there flags though the host's steal is nil."""
+    trace, t0, t1, steps = simulate(HostSim(cores=8, window_s=10.0), np.random.default_rng(7))
+    got = judge(_on_cpus(trace, 2, 0.6, 0.08), t0, t1, steps)
+    assert got.cpus_cores == pytest.approx(2.0, abs=0.01) and got.host_cores == pytest.approx(8.0, abs=0.01)
+    assert got.cpus_other_cores == pytest.approx(0.6, abs=0.05) and got.cpus_idle_cores < 0.5
+    assert got.steal_share == pytest.approx(0.08, abs=0.01) and got.steal_cores == pytest.approx(0.0, abs=0.01)
+    assert got.causes[0].startswith("other processes used 0.6") and "of 2 on the engine's CPUs (3" in got.causes[0]
+    assert got.causes[1].startswith("the hypervisor took 8.0 % of the engine's CPU time")
+    quiet = judge(_on_cpus(trace, 2, 0.0, 0.0), t0, t1, steps)
+    assert quiet.causes == () and quiet.cpus_idle_cores == pytest.approx(1.0, abs=0.1)
+
+
+def test_a_tree_cpu_set_that_ran_nothing_has_no_steal_share():
+    trace, t0, t1, steps = simulate(HostSim(window_s=5.0), np.random.default_rng(8))
+    host = trace.host
+    idle = {**host.values, "tree_cpus_busy_s": np.zeros(host.t_s.size), "tree_cpus_steal_s": np.zeros(host.t_s.size)}
+    got = judge(TelemetryTrace(**{**trace.__dict__, "host": replace(host, values=idle)}), t0, t1, steps)
+    assert got.steal_share is None and got.causes == ()
