@@ -174,9 +174,10 @@ def summary(rows: list[dict]) -> str:
     for kind, target in (("quiet", "<= 2 %"), ("burner", ">= 95 %")):
         cells = [c for r in rows if r["kind"] == kind for c in r.get("cells", ())]
         if kind == "quiet":
-            loud = [r for r in rows if r["kind"] == kind and r.get("others_cores", 0.0) >= QUIET_OTHERS]
+            measured = [r for r in rows if r["kind"] == kind and r.get("others_cores") is not None]
+            loud = [r for r in measured if r["others_cores"] >= QUIET_OTHERS]
             out.append(f"  quiet runs where other processes used >= {QUIET_OTHERS} cores over the run (by /proc/stat "
-                       f"less the run's own tree): {len(loud)} of {sum(r['kind'] == kind for r in rows)} "
+                       f"less the run's own tree): {len(loud)} of the {len(measured)} measured "
                        + ", ".join(f"{r['others_cores']:.2f}" for r in loud))
         flagged = [c for c in cells if c["disturbed"]]
         out.append(_rate(f"{kind}: cells flagged", len(flagged), len(cells), target))
