@@ -3,7 +3,8 @@
 Each module has ``main(argv) -> int`` (its flags, ``--help`` its docstring) and states its target
 once, as a constant of its own; what they share is in ``harness`` (a fresh child, the interleaved
 order, the intervals, the verdict line) and ``blocks`` (interleaved blocks of steps inside one engine).
-``formats``, ``kernelpass`` and ``pairs`` are parts of ``record``, ``anatomy`` and ``verdict``.
+``formats``, ``kernelpass``, ``pairs`` and ``disturbed_real`` are parts of ``record``, ``anatomy``, ``verdict``
+and ``disturbed`` (its ``--real``).
 """
 from __future__ import annotations
 
