@@ -34,6 +34,9 @@ class LaunchSpec:
     # The engine's per-step accounting for the step anatomy (MatrixSettings.anatomy): on,
     # the adapter turns it on; off, the engine is built as its arguments say.
     anatomy: bool = True
+    # The plan's sampling temperature, for an engine whose sampler is fixed when it is built (transformers'
+    # continuous batching); None: the engine's default. Engines that sample per request ignore it.
+    temperature: float | None = None
 
 
 # -- what the built engine holds ---------------------------------------------------

@@ -28,6 +28,7 @@ from inproc.record.io import load_results
 from inproc.record.schema import EngineRecord, Machine, ProfileRef, RunPlan, RunRecord, ShardRef
 from inproc.run.cell import warm_up
 from inproc.run.driver import Driver
+from inproc.run.failure import engine_stage
 from inproc.run.interrupt import RunInterrupted, graceful_sigint
 from inproc.run.profiling import DebugSettings
 from inproc.run.progress import Progress, QuietSink, Sink
@@ -145,7 +146,8 @@ def _build(profile: Profile, launch: LaunchSpec, sink: Sink):
              f"1..{placement.nodes - 1}: run `inproc worker {profile.path or profile.name} --node-rank R` on each")
     busy = BusyCheck()  # judged over the build: one warning before the matrix
     t_build = time.perf_counter()
-    engine = engines.build_engine(launch)
+    with engine_stage("while it was built", profile.overrides):
+        engine = engines.build_engine(launch)
     build_s = time.perf_counter() - t_build
     if (why := busy.warning()) is not None:
         sink(f"warning: {why}")
@@ -187,7 +189,7 @@ def run_matrix(profile: Profile, settings: MatrixSettings, *, out: str | None, s
     """
     sink = progress if progress is not None else QuietSink()
     old, out, seed, shard = _checked_start(profile, settings, out, seed, resume, force, shard)
-    launch = dataclasses.replace(debug_launch(profile, debug), anatomy=settings.anatomy)  # checks CUDA where a debug flag needs it
+    launch = dataclasses.replace(debug_launch(profile, debug), anatomy=settings.anatomy, temperature=settings.temperature)  # checks CUDA where a debug flag needs it
     telemetry = open_telemetry(hz=telemetry_hz) if telemetry_hz else None  # checks the rate first
     engine = runner = None
     try:
@@ -200,7 +202,8 @@ def run_matrix(profile: Profile, settings: MatrixSettings, *, out: str | None, s
         with graceful_sigint() as stop:
             prompts = PromptFactory(info.vocab_size, seed, info.special_token_ids)
             batch = min(max(settings.concurrency), info.capacity.max_num_seqs)
-            warmup_s = warm_up(Driver(engine, should_stop=stop), engine, prompts, batch)
+            with engine_stage("while it warmed up", profile.overrides):
+                warmup_s = warm_up(Driver(engine, should_stop=stop), engine, prompts, batch, settings.temperature)
             machine = Machine(**collect_metadata(software=engines.software(), host_bandwidth=True))
             record = new_record(profile, RunPlan(settings, seed, loops, telemetry_hz), info, build_s, warmup_s, command,
                                 machine, old)
