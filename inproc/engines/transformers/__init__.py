@@ -16,6 +16,8 @@ class TransformersAdapter(EngineAdapter):
     max_len_args = ("max-model-len",)
     tested_versions = ("5.17.0", "5.19.0")
     quiet_env = {"TRANSFORMERS_VERBOSITY": "error"}
+    token_count_note = ("transformers keeps no token count of its own: counters().generation_tokens is inproc's, "
+                        "from the same request states as the streamed tokens")
 
     def args_module(self):
         from inproc.engines.transformers import args
