@@ -154,6 +154,15 @@ def _build(profile: Profile, launch: LaunchSpec, sink: Sink):
     return engine, build_s
 
 
+def _warm_up(engine, settings: MatrixSettings, seed: int, stop, overrides: tuple[str, ...]) -> float:
+    """The warm-up's seconds (``inproc.run.cell.warm_up``); an engine failing in it is one line, exit 2."""
+    info = engine.info
+    prompts = PromptFactory(info.vocab_size, seed, info.special_token_ids)
+    batch = min(max(settings.concurrency), info.capacity.max_num_seqs)
+    with engine_stage("while it warmed up", overrides):
+        return warm_up(Driver(engine, should_stop=stop), engine, prompts, batch, settings.temperature)
+
+
 def _shard_ref(full: MatrixPlan, plan: MatrixPlan, shard: Shard | None) -> ShardRef | None:
     if shard is None:
         return None
@@ -189,7 +198,8 @@ def run_matrix(profile: Profile, settings: MatrixSettings, *, out: str | None, s
     """
     sink = progress if progress is not None else QuietSink()
     old, out, seed, shard = _checked_start(profile, settings, out, seed, resume, force, shard)
-    launch = dataclasses.replace(debug_launch(profile, debug), anatomy=settings.anatomy, temperature=settings.temperature)  # checks CUDA where a debug flag needs it
+    # debug_launch checks CUDA where a debug flag needs it; the plan's temperature for an engine whose sampler is fixed
+    launch = dataclasses.replace(debug_launch(profile, debug), anatomy=settings.anatomy, temperature=settings.temperature)
     telemetry = open_telemetry(hz=telemetry_hz) if telemetry_hz else None  # checks the rate first
     engine = runner = None
     try:
@@ -200,10 +210,7 @@ def run_matrix(profile: Profile, settings: MatrixSettings, *, out: str | None, s
         if untested := version_note(engines.get(info.name), info.version):
             sink(f"warning: {untested}")
         with graceful_sigint() as stop:
-            prompts = PromptFactory(info.vocab_size, seed, info.special_token_ids)
-            batch = min(max(settings.concurrency), info.capacity.max_num_seqs)
-            with engine_stage("while it warmed up", profile.overrides):
-                warmup_s = warm_up(Driver(engine, should_stop=stop), engine, prompts, batch, settings.temperature)
+            warmup_s = _warm_up(engine, settings, seed, stop, profile.overrides)
             machine = Machine(**collect_metadata(software=engines.software(), host_bandwidth=True))
             record = new_record(profile, RunPlan(settings, seed, loops, telemetry_hz), info, build_s, warmup_s, command,
                                 machine, old)

@@ -221,7 +221,7 @@ def _finish_reason(state) -> str:
     """From the engine's request state: "stop" when its last token is one of the request's EOS ids, else
     "length" (the engine finishes a request on EOS or on its token budget, RequestState.update_and_check_completion)."""
     tokens = state.generated_tokens
-    return "stop" if tokens and tokens[-1] in state._eos_token_ids else "length"
+    return "stop" if tokens and tokens[-1] in getattr(state, "_eos_token_ids", ()) else "length"
 
 
 def _shape(batch: list, had: list[int]) -> BatchShape:

@@ -24,12 +24,10 @@ POSITIVE_OPTIONS = ("max_model_len", "torch_threads")
 BLOCK_NAMES = ("block-size", "page-size")
 
 
-@functools.lru_cache(maxsize=1)
-def field_types() -> dict[str, object]:
+@functools.lru_cache(maxsize=4)
+def field_types(config_class: type) -> dict[str, object]:
     """ContinuousBatchingConfig's field name -> its annotated type, as the installed version declares it."""
-    from inproc.engines.transformers.args import config_class
-
-    return typing.get_type_hints(config_class())
+    return typing.get_type_hints(config_class)
 
 
 def _kinds(annotation) -> tuple[type, ...]:
@@ -40,10 +38,10 @@ def _kinds(annotation) -> tuple[type, ...]:
     return args if all(a in plain for a in args) else ()  # a tuple or a config object: the engine's own check
 
 
-def coerce(name: str, value: object, label: str = "") -> object:
-    """``value`` as the type field ``name`` declares; one line (naming ``label``, else the field) when it is none
-    of them."""
-    kinds = _kinds(field_types().get(name))
+def coerce(name: str, value: object, types: dict[str, object], label: str = "") -> object:
+    """``value`` as the type field ``name`` declares in ``types``; one line (naming ``label``, else the field) when
+    it is none of them."""
+    kinds = _kinds(types.get(name))
     if not kinds or any(_is(value, k) for k in kinds):
         return float(value) if float in kinds and not _is(value, float) and _is(value, int) else value
     if float in kinds and _is(value, int):
@@ -79,11 +77,11 @@ def check_block_names(engine_args: dict[str, object]) -> None:
                          f"give it once, as block-size (e.g. --set block-size={engine_args[given[-1]]}).")
 
 
-def checked_fields(fields: dict[str, object], block: str) -> dict[str, object]:
+def checked_fields(fields: dict[str, object], config_class: type, block: str) -> dict[str, object]:
     """The profile's ContinuousBatchingConfig fields coerced to their types, the sizes checked; ``block``, the
     field that holds the profile's ``block-size``, is named so."""
-    label = {block: "block-size"}
-    out = {name: coerce(name, value, label.get(name, "")) for name, value in fields.items()}
+    label, types = {block: "block-size"}, field_types(config_class)
+    out = {name: coerce(name, value, types, label.get(name, "")) for name, value in fields.items()}
     for name in POSITIVE_FIELDS:
         check_positive(name, out.get(name), label.get(name, ""))
     return out
