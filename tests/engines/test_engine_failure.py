@@ -1,10 +1,11 @@
-"""An engine that fails while warming up, on each engine that runs here: one line with the engine's own message and
-the --set override behind it where the message names it, exit 2, no results file (``inproc.run.failure``)."""
+"""An engine that fails while warming up: one line with the engine's own message and the --set override behind it
+where the message names it, exit 2, no results file (``inproc.run.failure``). transformers' case (num-blocks=1) is in
+tests/engines/transformers/test_engine.py, in the child its other bad settings share."""
 from __future__ import annotations
 
 import pytest
 
-from tests.conftest import DEFAULT_PROFILES, ROOT, needs_transformers, needs_vllm
+from tests.conftest import ROOT, needs_vllm
 from tests.spawn import run_mains
 
 pytestmark = [pytest.mark.engine]
@@ -20,17 +21,6 @@ def _one_line_run(tmp_path, profile: str, sets: list[str], line: str) -> None:
     lines = [ln for ln in p.stderr.splitlines() if ln.strip() and not ln.startswith(("warning: ", "[W"))]
     assert p.returncode == 2 and lines == [line], (sets, p.stderr[-3000:])
     assert sorted(tmp_path.iterdir()) == []
-
-
-@needs_transformers
-def test_a_transformers_warm_up_that_raises_is_one_line_exit_2_and_no_file(tmp_path):
-    """transformers cannot schedule the warm-up's 64-token request on one block of 32. Wrong code this fails: the
-    warm-up outside the handling (a traceback, exit 1), the engine's message lost, a culprit named that the message
-    does not name."""
-    _one_line_run(tmp_path, str(DEFAULT_PROFILES["transformers"]), ["num-blocks=1"],
-                  "Error: The engine failed while it warmed up: RuntimeError: No requests can be scheduled and no "
-                  "requests can be offloaded. Settings given with --set: num-blocks=1. Nothing was measured and no "
-                  "results file was written.")
 
 
 @needs_vllm
