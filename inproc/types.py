@@ -31,9 +31,8 @@ class LaunchSpec:
     model: str
     engine_args: Mapping[str, object] = field(default_factory=dict)
     env: Mapping[str, str] = field(default_factory=dict)
-    # The engine's per-step accounting for the step anatomy (MatrixSettings.anatomy): on,
-    # the adapter turns it on; off, the engine is built as its arguments say.
-    anatomy: bool = True
+    anatomy: bool = True  # the step anatomy's engine accounting (MatrixSettings.anatomy): on, the adapter turns it on
+    temperature: float | None = None  # the plan's, for an engine whose sampler is fixed at build (transformers)
 
 
 # -- what the built engine holds ---------------------------------------------------

@@ -15,6 +15,8 @@ guards the mark: an unmarked test that builds an engine or starts a child fails.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import os
 import re
 import sys
@@ -213,12 +215,12 @@ def sglang_tmpdir(tmp_path_factory):
     tempfile.tempdir = previous
 
 
-def _session_engine(name: str):
+def _session_engine(name: str, **launch):
     if not INSTALLED[name]:
         pytest.skip(f"{name} is not installed here; run {SETUP[name]}")
     from inproc.profiles.spec import load_profile
 
-    return engines.build_engine(load_profile(DEFAULT_PROFILES[name]).launch)
+    return engines.build_engine(dataclasses.replace(load_profile(DEFAULT_PROFILES[name]).launch, **launch))
 
 
 @pytest.fixture(scope="session")
@@ -239,8 +241,9 @@ def sglang_engine(sglang_tmpdir):
 
 @pytest.fixture(scope="session")
 def transformers_engine():
-    """transformers' continuous batching on the tiny Llama: 192 KV blocks of 32, at most 8 requests per batch."""
-    engine = _session_engine("transformers")
+    """transformers' continuous batching on the tiny Llama: 192 KV blocks of 32, at most 8 requests per batch; greedy
+    (its sampler is fixed at build: requests at temperature 0 only)."""
+    engine = _session_engine("transformers", temperature=0.0)
     yield engine
     engine.shutdown()
 

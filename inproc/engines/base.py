@@ -177,6 +177,9 @@ class EngineAdapter:
     # Environment that quiets the engine's own logging. Set (unless the user set it) before the
     # adapter first touches engine code: engines configure their loggers when imported.
     quiet_env: dict[str, str] = {}
+    #: Where ``counters().generation_tokens`` comes from: "" when the engine keeps the count on its own path (the
+    #: token check compares inproc's count with it); else what the count is (the check then compares none).
+    token_count_note: str = ""
 
     def quiet(self) -> None:
         """Apply :attr:`quiet_env` where the user has not set those variables."""

@@ -18,7 +18,24 @@ from typing import Any, Callable
 from inproc.kernels.chrome import load_trace
 from inproc.kernels.filing import MARK, FiledTrace, file_events
 
-__all__ = ["MARK", "KernelProfiler"]
+__all__ = ["MARK", "KernelProfiler", "start_trace", "stop_trace"]
+
+
+def start_trace(device: str, with_stack: bool = False):
+    """torch's profiler started in this process on the CPU, and on CUDA where ``device`` is "cuda"."""
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
+    prof = profile(activities=activities, with_stack=with_stack)
+    prof.start()
+    return prof
+
+
+def stop_trace(prof, path: str) -> None:
+    """Stop ``prof`` (torch waits for the device first) and write its Chrome trace to ``path``."""
+    prof.stop()
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    prof.export_chrome_trace(path)
 
 
 class KernelProfiler:
@@ -33,11 +50,7 @@ class KernelProfiler:
 
     def start(self) -> None:
         """Start profiling (a profiler already running in this process raises RuntimeError)."""
-        from torch.profiler import ProfilerActivity, profile
-
-        activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if self.device == "cuda" else [])
-        self._prof = profile(activities=activities)
-        self._prof.start()
+        self._prof = start_trace(self.device)
 
     def step(self, run: Callable[[], Any]) -> Any:
         """``run()`` (one engine step) inside a step mark."""

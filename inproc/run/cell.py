@@ -42,7 +42,7 @@ def measure_prefill(driver: Driver, sampling: EntrySampling, prompts: PromptFact
         with sampling.sampling():
             while True:
                 prompt = prefill_prompt(prompts, context, len(samples), s.prompt_mode, s.suffix_tokens)
-                samples.append(driver.prefill_sample(prompt))
+                samples.append(driver.prefill_sample(prompt, s.temperature))
                 if len(samples) >= s.prefill_samples or time.perf_counter() - t_start >= s.prefill_budget_s:
                     break
     except RunInterrupted:
@@ -77,16 +77,19 @@ def measure_decode(driver: Driver, sampling: EntrySampling, prompts: PromptFacto
                                s.anatomy)
 
 
-def warm_up(driver: Driver, engine: Engine, prompts: PromptFactory, batch: int) -> float:
+def warm_up(driver: Driver, engine: Engine, prompts: PromptFactory, batch: int, temperature: float = 1.0) -> float:
     """One short request, then one batch of ``batch`` requests, then a prefix-cache reset; returns seconds.
+
+    The requests sample at the plan's ``temperature``, so the warm-up takes the cells' sampling
+    path (an engine whose sampler is fixed at build refuses another one).
 
     First calls pay one-off costs (kernel JIT, allocator growth, lazy imports) that belong
     to no cell. The time is recorded as ``engine.warmup_s``; no figure comes from it.
     """
     t0 = time.perf_counter()
-    driver.run_to_completion(prompts.tokens(64, "warmup"), 8)
+    driver.run_to_completion(prompts.tokens(64, "warmup"), 8, temperature)
     for i in range(batch):
-        engine.add_request(RequestSpec(f"warmup-{i}", prompts.tokens(64, "warmup", i), 8))
+        engine.add_request(RequestSpec(f"warmup-{i}", prompts.tokens(64, "warmup", i), 8, temperature))
     driver.drain()
     driver.cold_start()
     return time.perf_counter() - t0

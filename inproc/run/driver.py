@@ -79,10 +79,10 @@ class Driver:
                 stop(engine, [req.request_id])
         return CellTrace(rec.freeze(), [req], None, 0.0, "", before, engine.counters(), t0)
 
-    def prefill_sample(self, prompt: list[int]) -> CellTrace:
-        """Cold prefill: cache reset, then one request with a single output token."""
+    def prefill_sample(self, prompt: list[int], temperature: float = 1.0) -> CellTrace:
+        """Cold prefill: cache reset, then one request with a single output token (sampled at the plan's temperature)."""
         self.cold_start()
-        return self.run_to_completion(prompt, 1)
+        return self.run_to_completion(prompt, 1, temperature)
 
     def prime(self, prompts: CellPrompts, temperature: float = 1.0) -> None:
         """Empty the prefix cache, then put the row's shared context in it (shared mode)."""

@@ -27,6 +27,7 @@ from inproc.record.io import ResultsWriter
 from inproc.record.schema import DecodeEntry, EarlierTry, PrefillEntry, RunRecord
 from inproc.run.cell import EntryFailed, measure_decode, measure_prefill, reproduce_command
 from inproc.run.driver import Driver
+from inproc.run.failure import engine_stage
 from inproc.run.profiling import DebugSettings
 from inproc.run.progress import Progress
 from inproc.run.watchdog import Hang, StepTimeout, StepWatchdog, WatchedEngine, stacks_path_for
@@ -107,6 +108,9 @@ class Runner:
         try:
             return fn(*args)
         except EntryFailed as failed:
+            if not (self.record.prefill or self.record.decode):  # the first entry: nothing measured, no file begun
+                with engine_stage("in its first measured entry", self.record.profile.overrides):
+                    raise failed.error from None
             self._failed = failed.entry  # what a hung rebuild saves
             self._recover(failed.error)
             self._failed = None

@@ -28,6 +28,7 @@ from inproc.record.io import load_results
 from inproc.record.schema import EngineRecord, Machine, ProfileRef, RunPlan, RunRecord, ShardRef
 from inproc.run.cell import warm_up
 from inproc.run.driver import Driver
+from inproc.run.failure import engine_stage
 from inproc.run.interrupt import RunInterrupted, graceful_sigint
 from inproc.run.profiling import DebugSettings
 from inproc.run.progress import Progress, QuietSink, Sink
@@ -146,7 +147,8 @@ def _build(profile: Profile, launch: LaunchSpec, sink: Sink, telemetry: Telemetr
              f"1..{placement.nodes - 1}: run `inproc worker {profile.path or profile.name} --node-rank R` on each")
     busy = BusyCheck()  # judged over the build: one warning before the matrix, and the steady steal's note
     t_build = time.perf_counter()
-    engine = engines.build_engine(launch)
+    with engine_stage("while it was built", profile.overrides):
+        engine = engines.build_engine(launch)
     build_s = time.perf_counter() - t_build
     busy.read()
     if (why := busy.warning()) is not None:
@@ -156,6 +158,15 @@ def _build(profile: Profile, launch: LaunchSpec, sink: Sink, telemetry: Telemetr
     if telemetry is not None:
         telemetry.steady_steal.build_share = busy.steal_share
     return engine, build_s
+
+
+def _warm_up(engine, settings: MatrixSettings, seed: int, stop, overrides: tuple[str, ...]) -> float:
+    """The warm-up's seconds (``inproc.run.cell.warm_up``); an engine failing in it is one line, exit 2."""
+    info = engine.info
+    prompts = PromptFactory(info.vocab_size, seed, info.special_token_ids)
+    batch = min(max(settings.concurrency), info.capacity.max_num_seqs)
+    with engine_stage("while it warmed up", overrides):
+        return warm_up(Driver(engine, should_stop=stop), engine, prompts, batch, settings.temperature)
 
 
 def _shard_ref(full: MatrixPlan, plan: MatrixPlan, shard: Shard | None) -> ShardRef | None:
@@ -193,7 +204,8 @@ def run_matrix(profile: Profile, settings: MatrixSettings, *, out: str | None, s
     """
     sink = progress if progress is not None else QuietSink()
     old, out, seed, shard = _checked_start(profile, settings, out, seed, resume, force, shard)
-    launch = dataclasses.replace(debug_launch(profile, debug), anatomy=settings.anatomy)  # checks CUDA where a debug flag needs it
+    # debug_launch checks CUDA where a debug flag needs it; the plan's temperature for an engine whose sampler is fixed
+    launch = dataclasses.replace(debug_launch(profile, debug), anatomy=settings.anatomy, temperature=settings.temperature)
     telemetry = open_telemetry(hz=telemetry_hz) if telemetry_hz else None  # checks the rate first
     engine = runner = None
     try:
@@ -204,9 +216,7 @@ def run_matrix(profile: Profile, settings: MatrixSettings, *, out: str | None, s
         if untested := version_note(engines.get(info.name), info.version):
             sink(f"warning: {untested}")
         with graceful_sigint() as stop:
-            prompts = PromptFactory(info.vocab_size, seed, info.special_token_ids)
-            batch = min(max(settings.concurrency), info.capacity.max_num_seqs)
-            warmup_s = warm_up(Driver(engine, should_stop=stop), engine, prompts, batch)
+            warmup_s = _warm_up(engine, settings, seed, stop, profile.overrides)
             machine = Machine(**collect_metadata(software=engines.software(), host_bandwidth=True))
             record = new_record(profile, RunPlan(settings, seed, loops, telemetry_hz), info, build_s, warmup_s, command,
                                 machine, old)

@@ -41,14 +41,15 @@ def tiny_launch(adapter, profile: Profile | None):
     if profile is None:
         return tiny
     launch = profile.launch
-    args = {k: v for k, v in launch.engine_args.items() if k not in module.MODEL_ARGS and k not in module.TINY_ARGS}
-    args.update({k: tiny.engine_args[k] for k in module.TINY_ARGS if k in tiny.engine_args})
+    taken = module.tiny_args() if hasattr(module, "tiny_args") else module.TINY_ARGS  # the machine's, where it says
+    args = {k: v for k, v in launch.engine_args.items() if k not in module.MODEL_ARGS and k not in taken}
+    args.update({k: tiny.engine_args[k] for k in taken if k in tiny.engine_args})
     return dataclasses.replace(launch, model=tiny.model, engine_args=args, env={**tiny.env, **launch.env})
 
 
 def _mode_checks(adapter, mode, workdir: str, echo: Echo) -> tuple[list[Check], str]:
     """Build ``mode``, run its checks, release it; a failed build or step is a ✗ row, not an exception."""
-    launch = mode.launch
+    launch = dataclasses.replace(mode.launch, temperature=0.0)  # the checks' requests are greedy (checks.py)
     profile_dir = os.path.join(workdir, "profile")
     if mode.main:
         extra = adapter.profiler_args("torch", profile_dir, False)
@@ -60,7 +61,8 @@ def _mode_checks(adapter, mode, workdir: str, echo: Echo) -> tuple[list[Check], 
             engine = engines.build_engine(launch)
         info = engine.info
         prompts = PromptFactory(info.vocab_size, 7, info.special_token_ids)
-        rows = checks.decode_checks(engine, mode.name, mode.returned_lag(info), mode.speculative, prompts)
+        rows = checks.decode_checks(engine, mode.name, mode.returned_lag(info), mode.speculative, prompts,
+                                    adapter.token_count_note)
         if mode.main:
             rows += checks.capacity_checks(engine)
             unforced = getattr(adapter.selftest_module(), "PREEMPTION_NOT_FORCED", "")
@@ -103,5 +105,7 @@ def run_selftest(engine_name: str, profile: Profile | None = None, echo: Echo = 
             more, built_on = _mode_checks(adapter, mode, workdir, echo)
             rows += more
             device = device or built_on
+    if profile is not None and profile.gpus and device == "CPU":  # a GPU profile's checks ran without its GPUs
+        device = f"CPU: the tiny CPU variant of a {profile.gpus}-GPU profile (no CUDA device used here)"
     return SelftestReport(adapter.name, adapter.label, adapter.version(), module.commit(), device or "?", tuple(rows),
                           time.perf_counter() - t0)

@@ -33,8 +33,10 @@ def _delta(before: EngineCounters, after: EngineCounters, key: str) -> int:
     return int(getattr(after, key) or 0) - int(getattr(before, key) or 0)
 
 
-def decode_checks(engine, name: str, lag: int, speculative: bool, prompts: PromptFactory) -> list[Check]:
-    """A few dozen steps: tokens vs the engine's counters, outputs ``lag`` steps after their batch, anatomy, drafts."""
+def decode_checks(engine, name: str, lag: int, speculative: bool, prompts: PromptFactory,
+                  count_note: str = "") -> list[Check]:
+    """A few dozen steps: tokens vs the engine's counters (``count_note``: why the engine has none to compare),
+    outputs ``lag`` steps after their batch, anatomy, drafts."""
     n = min(DECODE_REQUESTS, engine.info.capacity.max_num_seqs)
     # Greedy, on prompts that repeat a span: n-gram lookup finds drafts there from the first step.
     span = prompts.tokens(8, name)
@@ -43,16 +45,21 @@ def decode_checks(engine, name: str, lag: int, speculative: bool, prompts: Promp
     before = engine.counters()
     results = step_all(engine, reqs)
     after = engine.counters()
-    return [_tokens(results, before, after, n), _pairing(results, lag), _anatomy(results)] + (
+    return [_tokens(results, before, after, n, count_note), _pairing(results, lag), _anatomy(results)] + (
         [_drafts(before, after)] if speculative else [])
 
 
-def _tokens(results: list[StepResult], before: EngineCounters, after: EngineCounters, n: int) -> Check:
+def _tokens(results: list[StepResult], before: EngineCounters, after: EngineCounters, n: int,
+            count_note: str = "") -> Check:
     got: dict[str, int] = {}
     for r in results:
         for d in r.deltas:
             got[d.request_id] = got.get(d.request_id, 0) + len(d.new_token_ids)
     counted = sum(got.values())
+    if count_note:  # no second path: the tokens streamed against the tokens asked, and the note says why
+        ok = counted == n * DECODE_TOKENS and len(results) < MAX_STEPS
+        return Check("tokens = tokens asked", ok, f"{counted} tokens streamed in {len(results)} steps, {n} × "
+                     f"{DECODE_TOKENS} asked; {count_note}")
     engine_count = _delta(before, after, "generation_tokens") - _delta(before, after, "dropped_tokens")
     ok = counted == engine_count == n * DECODE_TOKENS and len(results) < MAX_STEPS
     return Check("tokens = engine's counters", ok, f"{counted} tokens streamed in {len(results)} steps, the engine "

@@ -37,7 +37,7 @@ def inproc_round(engine, prompts: list[list[int]], new: int, tag: str) -> tuple[
 
     t0 = time.perf_counter()
     for i, p in enumerate(prompts):
-        engine.add_request(RequestSpec(f"{tag}-{i}", p, new, temperature=0.0))
+        engine.add_request(RequestSpec(f"{tag}-{i}", p, new, temperature=1.0))
     tokens = 0
     while engine.has_unfinished():
         tokens += sum(len(d.new_token_ids) for d in engine.step().deltas)
@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     engine = engines.build_engine(launch)
     args = parse_profile(launch.model, dict(launch.engine_args))
     model = build_model(args, resolve_device(args.device))
-    gen = generation_config(a.new)  # the engine's own sampling (temperature 1), so both sides sample alike
+    gen = generation_config(1.0, None, a.new)  # the adapter's sampler at temperature 1 (no EOS), so both sides sample alike
     factory = PromptFactory(engine.info.vocab_size, 5, engine.info.special_token_ids)
     ours, theirs = [], []
     for r in range(a.rounds + 1):  # round 0 warms both sides up (generate_batch's manager is made there)

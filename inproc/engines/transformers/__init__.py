@@ -17,6 +17,8 @@ class TransformersAdapter(EngineAdapter):
     tested_versions = ("5.17.0", "5.19.0")
     quiet_env = {"TRANSFORMERS_VERBOSITY": "error"}
     module_of_role = {"nodes": "check"}  # one process, one device: check holds its placement and refuses node ranks
+    token_count_note = ("transformers keeps no token count of its own: counters().generation_tokens is inproc's, "
+                        "from the same request states as the streamed tokens")
 
     def check_argument_names(self, names):
         self.guarded("args").check_names({n: None for n in names})

@@ -16,6 +16,7 @@ import functools
 import json
 
 from inproc.engines import flags
+from inproc.engines.transformers.fields import POSITIVE_OPTIONS, check_block_names, check_positive, checked_fields
 from inproc.errors import UsageError
 
 LABEL = "transformers"
@@ -126,10 +127,16 @@ class TransformersArgs:
 
 
 def parse_profile(model: str, engine_args: dict[str, object]) -> TransformersArgs:
+    check_block_names(engine_args)
     ns = flags.parse(make_parser(), profile_args_to_argv(model, engine_args), LABEL)
     fields = {k[3:]: v for k, v in vars(ns).items() if k.startswith("cb_") and k != "cb_block" and v is not None}
     if ns.cb_block is not None:
         fields[block_field()] = ns.cb_block
+    fields = checked_fields(fields, config_class(), block_field())
+    for name in POSITIVE_OPTIONS:
+        check_positive(name, getattr(ns, name))
+    if not isinstance(ns.weights_seed, int) or isinstance(ns.weights_seed, bool):
+        raise UsageError(f"Bad transformers argument weights-seed = {ns.weights_seed!r}: give a whole number.")
     if ns.load_format not in ("dummy", "auto"):
         raise UsageError(f"Bad load-format {ns.load_format!r}: transformers' adapter takes dummy or auto.")
     max_len = ns.max_model_len

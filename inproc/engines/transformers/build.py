@@ -62,18 +62,42 @@ def build_model(args: TransformersArgs, device: str):
     return model.eval()
 
 
-def generation_config(max_new_tokens: int):
-    """Sampled at temperature 1 from the whole distribution, as the driver's requests ask (greedy decoding on dummy
-    weights repeats itself, and the loop detector rightly calls that Looped); the engine sets sampling once, for
-    every request. eos -1: no token ends a request unless a request asks for eos (RequestSpec.ignore_eos False)."""
+def generation_config(temperature: float, eos_token_id, max_new_tokens: int):
+    """The engine's one sampler, for every request: greedy at temperature 0 (``do_sample`` off: the argmax), else
+    sampled at ``temperature`` from the whole distribution (top-k and top-p off). The engine fixes its sampler when
+    the manager is built (its logits processors, and with graphs or compile the sampling path captured), so a
+    request at another temperature is refused (``engine.py``). ``eos_token_id``: the model's own; a request that
+    ignores EOS passes -1 instead."""
     from transformers import GenerationConfig
 
-    return GenerationConfig(do_sample=True, temperature=1.0, top_k=0, top_p=1.0, eos_token_id=-1,
+    eos = -1 if eos_token_id is None else eos_token_id
+    if temperature == 0:
+        return GenerationConfig(do_sample=False, eos_token_id=eos, max_new_tokens=max_new_tokens)
+    return GenerationConfig(do_sample=True, temperature=float(temperature), top_k=0, top_p=1.0, eos_token_id=eos,
                             max_new_tokens=max_new_tokens)
 
 
-def build_manager(args: TransformersArgs):
-    """(manager, batch processor, on CUDA): the engine's loop objects, no background thread started."""
+#: The sampling seed the engine is given when the profile sets none (vLLM's default too): without one
+#: transformers draws a seed at random, and two runs with one plan would sample differently.
+DEFAULT_SEED = 0
+
+
+def resolved_config(args: TransformersArgs):
+    """The profile's ContinuousBatchingConfig with inproc's defaults where the profile says nothing: synchronous
+    batching, the sampling seed, and the profile's attention kept (no switch to flash behind its back)."""
+    cb = args.cb_config()
+    if cb.use_async_batching is None:
+        cb.use_async_batching = False  # left to the engine it may turn async on (a CUDA device)
+    if getattr(cb, "seed", DEFAULT_SEED) is None:
+        cb.seed = DEFAULT_SEED
+    if "auto_switch_to_flash" not in args.cb_fields and hasattr(cb, "auto_switch_to_flash"):
+        cb.auto_switch_to_flash = False
+    return cb
+
+
+def build_manager(args: TransformersArgs, temperature: float):
+    """(manager, batch processor, on CUDA): the engine's loop objects, no background thread started; its sampler
+    at ``temperature``."""
     import transformers
 
     transformers.utils.logging.set_verbosity_error()
@@ -85,10 +109,8 @@ def build_manager(args: TransformersArgs):
 
         torch.set_num_threads(args.torch_threads)
     model = build_model(args, device)
-    cb = args.cb_config()
-    if cb.use_async_batching is None:
-        cb.use_async_batching = False  # left to the engine it may turn async on (a CUDA device)
-    gen = generation_config(16)
+    cb = resolved_config(args)
+    gen = generation_config(temperature, model.config.get_text_config().eos_token_id, 16)
     manager = model.init_continuous_batching(generation_config=gen, continuous_batching_config=cb)
     processor = manager._create_batch_processor()
     manager.batch_processor = processor  # what the engine's own loop registers; _generation_step reads it

@@ -18,7 +18,29 @@ def argument_checks(args, explicit: set[str]) -> str:
 
 
 def engine_config_check(args, gpus: int) -> str:
-    raise CheckSkipped("transformers resolves its cache when the engine is built: run the profile (inproc cell)")
+    """The model's config.json as transformers reads it (its layers by attention type, which set the cache's
+    allocators); what only the build resolves (a pool sized from free memory) is said, and an attention
+    switch the profile asked for is warned of."""
+    import os
+
+    if not os.path.isdir(args.model):
+        raise CheckSkipped("the model is a Hugging Face id: transformers reads its config.json when the engine is built")
+    from transformers import AutoConfig
+
+    try:
+        config = AutoConfig.from_pretrained(args.model).get_text_config()
+    except (OSError, ValueError, KeyError) as e:
+        raise UsageError(f"transformers cannot read the model's config.json: {' '.join(str(e).split())}") from None
+    cb = args.cb_config()
+    kinds = getattr(config, "layer_types", None) or ["full_attention"] * int(config.num_hidden_layers)
+    counts = ", ".join(f"{kinds.count(k)} {k}" for k in dict.fromkeys(kinds))
+    parts = [f"config.json: {config.num_hidden_layers} layers ({counts})"]
+    parts.append(f"pool of {cb.num_blocks} blocks" if cb.num_blocks else
+                 "pool sized from free memory when the engine is built (not checked here)")
+    if getattr(cb, "auto_switch_to_flash", False) and "auto_switch_to_flash" in args.cb_fields:
+        parts.append(f"warning: auto-switch-to-flash = true: transformers may run a flash attention instead of "
+                     f"{args.attn_implementation} (the header's attn_implementation says what ran)")
+    return "; ".join(parts)
 
 
 def placement(args) -> Placement:

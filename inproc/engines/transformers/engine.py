@@ -24,6 +24,7 @@ from inproc.engines.transformers import kv
 from inproc.engines.transformers.args import TransformersArgs
 from inproc.engines.transformers.build import build_manager
 from inproc.engines.transformers.info import read_info
+from inproc.errors import UsageError
 from inproc.types import BatchShape, EngineCounters, ForwardStats, LaunchSpec, RequestDelta, RequestSpec, StepResult
 
 
@@ -65,7 +66,8 @@ class _Taps:
 class TransformersEngine:
     """A transformers ``ContinuousBatchingManager`` and its batch processor behind the Engine interface."""
 
-    def __init__(self, manager, processor, args: TransformersArgs, on_cuda: bool, anatomy: bool = True) -> None:
+    def __init__(self, manager, processor, args: TransformersArgs, on_cuda: bool, anatomy: bool = True,
+                 temperature: float = 1.0) -> None:
         from inproc.engines.transformers import ADAPTER
 
         self._shapes = anatomy  # the batch's shape and forward stats per step; none with --anatomy off, as elsewhere
@@ -77,16 +79,27 @@ class TransformersEngine:
         self._scheduler, self._cache = processor.scheduler, processor.cache
         self._on_cuda = on_cuda
         self._taps = _Taps(self._scheduler, processor.model_runner)
-        self._sampled = 0  # tokens the engine sampled for its requests (FutureRequestState.has_new_token)
-        self._eos = manager.generation_config.eos_token_id
+        # Tokens sampled for the engine's requests, counted by inproc from FutureRequestState.has_new_token
+        # (transformers keeps no count of its own): the token check on this engine is inproc's own count.
+        self._sampled = 0
+        self._temperature = temperature  # the sampler the manager was built with (build.generation_config)
         self.info = read_info(manager, processor, args, on_cuda)
 
     # -- Engine interface --------------------------------------------------
     def add_request(self, spec: RequestSpec) -> None:
-        # The engine's sampling is set once, for every request, in its GenerationConfig (build.py).
+        """The request as the engine takes it; a sampling it cannot give this request is refused in one line."""
+        if spec.temperature != self._temperature:
+            raise UsageError(f"transformers' continuous batching samples every request at the temperature it was "
+                             f"built with ({self._temperature:g}); request {spec.request_id!r} asks "
+                             f"{spec.temperature:g}. Give one temperature for the run (--temperature).")
+        if spec.seed is not None:
+            raise UsageError(f"transformers' continuous batching takes no seed per request (request "
+                             f"{spec.request_id!r} asks {spec.seed}); its sampling seed is the profile's seed "
+                             f"(ContinuousBatchingConfig.seed).")
+        # eos None: the engine's own (its generation config's, the model's EOS); -1: none ends the request.
         self._manager.add_request(input_ids=list(spec.prompt_token_ids), request_id=spec.request_id,
                                   max_new_tokens=spec.max_tokens, streaming=False,
-                                  eos_token_id=-1 if spec.ignore_eos else self._eos)
+                                  eos_token_id=-1 if spec.ignore_eos else None)
 
     def step(self) -> StepResult:
         bp, sched, taps = self._bp, self._scheduler, self._taps
@@ -96,9 +109,11 @@ class TransformersEngine:
         formed = bp.prepare_next_batch()
         t1 = time.perf_counter()
         waiting = sched.waiting_requests
+        # The scheduler's own sets: an active request the batch left out (token budget) is still running.
+        running = len(sched.active_requests)
         preempted = sum(rid in waiting for rid in active_before)  # offloaded back to the waiting queue
         if not formed:
-            return StepResult((), 0, len(waiting), 0, preempted, returned_lag=-1, schedule_s=t1 - t0,
+            return StepResult((), running, len(waiting), 0, preempted, returned_lag=-1, schedule_s=t1 - t0,
                               kv_used_blocks=kv.used_blocks(self._cache))
         t_probe = time.perf_counter()
         batch = list(bp.inputs_and_outputs.requests_in_batch)
@@ -117,11 +132,11 @@ class TransformersEngine:
             new = tuple(int(t) for t in state.generated_tokens[n:])
             done = state.status.name == "FINISHED"
             if new or done:
-                deltas.append(RequestDelta(state.request_id, new, done, "length" if done else None))
+                deltas.append(RequestDelta(state.request_id, new, done, _finish_reason(state) if done else None))
         self._drain_outputs()
         convert_s = time.perf_counter() - t3
         return StepResult(
-            deltas=tuple(deltas), num_running=len(batch), num_waiting=len(waiting),
+            deltas=tuple(deltas), num_running=running, num_waiting=len(waiting),
             num_scheduled_tokens=taps.scheduled_tokens, num_preempted=preempted, batch=shape, returned_lag=0,
             forward=ForwardStats(self._graph_mode(), taps.scheduled_tokens, taps.padded_tokens) if self._shapes else None,
             schedule_s=t1 - t0, update_s=t3 - t2, probe_s=probe_s, convert_s=convert_s, kv_used_blocks=used)
@@ -160,7 +175,10 @@ class TransformersEngine:
         return EngineCounters(generation_tokens=self._sampled)
 
     def start_profile(self, kind: str, directory: str, with_stack: bool, name: str) -> None:
+        """``cuda``: the CUDA profiler's range (for nsys/ncu); ``torch``: torch's profiler (``engines.torchprof``)."""
         import torch
+
+        from inproc.engines.torchprof import start_trace
 
         self._profile_dir, self._profile_name = directory, name
         self._profile_before = files_under(directory)
@@ -168,20 +186,18 @@ class TransformersEngine:
             torch.cuda.profiler.start()
             self._profiler = None
             return
-        acts = [torch.profiler.ProfilerActivity.CPU] + ([torch.profiler.ProfilerActivity.CUDA] if self._on_cuda else [])
-        self._profiler = torch.profiler.profile(activities=acts, with_stack=with_stack)
-        self._profiler.start()
+        self._profiler = start_trace("cuda" if self._on_cuda else "cpu", with_stack)
 
     def stop_profile(self) -> tuple[str, ...]:
         import torch
+
+        from inproc.engines.torchprof import stop_trace
 
         prof, self._profiler = self._profiler, None
         if prof is None:
             torch.cuda.profiler.stop()
             return ()
-        prof.stop()
-        os.makedirs(self._profile_dir, exist_ok=True)
-        prof.export_chrome_trace(os.path.join(self._profile_dir, f"{self._profile_name}.pt.trace.json"))
+        stop_trace(prof, os.path.join(self._profile_dir, f"{self._profile_name}.pt.trace.json"))
         return tuple(sorted(files_under(self._profile_dir) - self._profile_before))
 
     def kernel_profiler(self, trace_dir: str, name: str):
@@ -201,6 +217,13 @@ class TransformersEngine:
         gc.collect()
 
 
+def _finish_reason(state) -> str:
+    """From the engine's request state: "stop" when its last token is one of the request's EOS ids, else
+    "length" (the engine finishes a request on EOS or on its token budget, RequestState.update_and_check_completion)."""
+    tokens = state.generated_tokens
+    return "stop" if tokens and tokens[-1] in getattr(state, "_eos_token_ids", ()) else "length"
+
+
 def _shape(batch: list, had: list[int]) -> BatchShape:
     """Prefill: a request with no output token yet (its prompt, or a chunk of it); decode: the rest."""
     pre = [fs.query_length for fs, n in zip(batch, had) if n == 0]
@@ -215,9 +238,10 @@ def build_transformers_engine(launch: LaunchSpec) -> TransformersEngine:
 
     ADAPTER.quiet()
     args = parse_profile(launch.model, dict(launch.engine_args))
+    temperature = 1.0 if launch.temperature is None else float(launch.temperature)
     try:
-        manager, processor, on_cuda = build_manager(args)
+        manager, processor, on_cuda = build_manager(args, temperature)
     except (ValueError, RuntimeError, OSError) as e:
         raise EngineBuildError(f"transformers could not build the engine: {error_text(e)}") from e
     logging.getLogger("ContinuousBatchingLogger").setLevel(logging.ERROR)
-    return TransformersEngine(manager, processor, args, on_cuda, anatomy=launch.anatomy)
+    return TransformersEngine(manager, processor, args, on_cuda, anatomy=launch.anatomy, temperature=temperature)

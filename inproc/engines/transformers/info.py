@@ -27,8 +27,11 @@ def read_info(manager, processor, args: TransformersArgs, on_cuda: bool) -> Engi
         extra={"prefix_caching": bool(cache.use_prefix_sharing), "scheduler": type(processor.scheduler).__name__,
                "safety_margin": float(processor.scheduler.safety_margin)})
     shown = {f: _plain(getattr(cb, f, None)) for f in (block_field(), *SHOWN) if f in config_fields()}
-    shown.update(device=str(manager.model.device), attn_implementation=str(manager.model.config._attn_implementation),
-                 load_format=args.load_format, sampling="temperature 1.0, top-k off, top-p 1.0, for every request")
+    ran = str(manager.model.config._attn_implementation)  # after the engine's own switch, if it made one
+    shown.update(device=str(manager.model.device), attn_implementation=ran, load_format=args.load_format,
+                 sampling=sampling_line(manager.generation_config), seed=_plain(getattr(cb, "seed", None)))
+    if ran != args.attn_implementation:
+        shown["attn_switched_from"] = args.attn_implementation
     settings = EngineSettings(dtype=str(manager.model.dtype).removeprefix("torch."), tensor_parallel_size=1,
                               async_scheduling=False, compute_dtype=str(manager.model.dtype).removeprefix("torch."),
                               compute_dtype_source="the model's dtype (unquantized)", shown=shown)
@@ -36,6 +39,18 @@ def read_info(manager, processor, args: TransformersArgs, on_cuda: bool) -> Engi
                       dummy_weights=args.load_format == "dummy", capacity=capacity, vocab_size=int(hf.vocab_size),
                       special_token_ids=special_token_ids(hf), settings=settings, forward_source="",
                       placement=Placement(1, 1, ((0,),), 1 if on_cuda else 0, "uni"))
+
+
+def sampling_line(gen) -> str:
+    """The sampler as the engine's generation config holds it (one for every request)."""
+    eos = gen.eos_token_id
+    stop = "none" if eos in (None, -1) else str(eos)
+    if not gen.do_sample:
+        return f"greedy (do_sample off), EOS {stop} where a request does not ignore it, for every request"
+    top_k = "off" if not gen.top_k else str(gen.top_k)
+    top_p = "off" if gen.top_p is None or gen.top_p >= 1.0 else f"{gen.top_p:g}"
+    return (f"sampled at temperature {gen.temperature:g}, top-k {top_k}, top-p {top_p}, EOS {stop} where a request "
+            f"does not ignore it, for every request")
 
 
 def _plain(value: object) -> object:

@@ -46,17 +46,28 @@ def groups(cache, num_layers: int) -> tuple[KVCacheGroup, ...]:
 
 
 def used_blocks(cache) -> int:
-    """Blocks requests hold now: the distinct ids in every group's block tables."""
-    total = 0
-    shared_ids = getattr(cache, "cache_allocators", None) is None  # 5.17: one BlockManager, one id space
-    seen: set[int] = set()
-    for a in allocators(cache):
-        ids = {b for blocks in a.block_table.values() for b in blocks}
-        if shared_ids:
-            seen |= ids
-        else:
-            total += len(ids)
-    return len(seen) if shared_ids else total
+    """Blocks requests hold now, in the unit of the cache's capacity (``cache.num_blocks``).
+
+    5.17: the distinct ids in every group's block tables (one BlockManager, one id space).
+    5.18 on: each allocator's block is ``tokens_per_page`` tokens of its own layers only, while
+    ``num_blocks`` counts whole-model blocks (``page_size`` tokens of every layer). So the blocks
+    held are summed as bytes over the allocators and given in whole-model blocks, rounded up: on a
+    model with full and sliding-window layers, a count of allocator blocks would overstate the use.
+    """
+    found = getattr(cache, "cache_allocators", None)
+    if found is None:
+        return len({b for a in allocators(cache) for blocks in a.block_table.values() for b in blocks})
+    held = sum(len({b for blocks in a.block_table.values() for b in blocks}) * a.bytes_per_block
+               for a in found.values())
+    return -(-held // whole_block_bytes(cache))
+
+
+def whole_block_bytes(cache) -> int:
+    """Bytes of one whole-model block (5.18 on): a page of ``tokens_per_page`` tokens for every layer, the
+    page as the full-attention allocator lays it out (the unit ``PagedAttentionCache.num_blocks`` counts in)."""
+    found = list(cache.cache_allocators.values())
+    full = next((a for a in found if not getattr(a, "sliding_window", None)), found[0])
+    return int(full.bytes_per_page) * sum(len(a.layer_indices) for a in found)
 
 
 def blocks_of(cache, request_id: str) -> int:

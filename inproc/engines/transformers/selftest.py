@@ -16,6 +16,17 @@ TINY_PROFILE = "cpu-transformers-tiny-llama.toml"
 TINY_ARGS = ("load-format", "max-model-len", "num-blocks", "block-size", "max-batch-tokens", "device",
              "use-cuda-graph", "dtype")
 MODEL_ARGS = ("attn-implementation",)
+#: What a machine with CUDA keeps of the profile's own settings: its device and its graphs.
+DEVICE_ARGS = ("device", "use-cuda-graph")
+
+
+def tiny_args() -> tuple[str, ...]:
+    """The tiny profile's settings a profile's selftest takes: all of :data:`TINY_ARGS` on a machine without CUDA
+    (the tiny CPU variant), the pool and limits only where torch sees a CUDA device (the profile's device and
+    graphs kept)."""
+    import torch
+
+    return TINY_ARGS if not torch.cuda.is_available() else tuple(a for a in TINY_ARGS if a not in DEVICE_ARGS)
 
 _CB = "transformers.generation.continuous_batching"
 #: Engine code the adapter reaches for.
@@ -36,7 +47,17 @@ PIECES = (
 
 
 def commit() -> str:
-    return "not recorded in this build"
+    """The commit pip recorded for a transformers installed from git (direct_url.json's vcs_info), else unknown:
+    a release wheel records none."""
+    import importlib.metadata
+    import json
+
+    try:
+        text = importlib.metadata.distribution("transformers").read_text("direct_url.json")
+        found = json.loads(text).get("vcs_info", {}).get("commit_id") if text else None
+    except (importlib.metadata.PackageNotFoundError, ValueError, AttributeError):
+        found = None
+    return str(found) if found else "unknown (a release wheel records no commit)"
 
 
 def modes(launch: LaunchSpec) -> tuple[SelftestMode, ...]:

@@ -12,6 +12,7 @@ a step returns the outputs of the batch the previous step formed; the probe says
 """
 from __future__ import annotations
 
+import logging
 import os
 import time
 import warnings
@@ -188,4 +189,7 @@ def build_vllm_engine(launch: LaunchSpec) -> VllmEngine:
         # One line, pydantic's field errors included (a Ray profile on a CPU gets vLLM's refusal here).
         raise EngineBuildError(f"vLLM could not build the engine: {one_line(str(e)) or type(e).__name__}") from e
     drop_unread_stats(llm_engine)  # the front end's loggers and request stats: inproc reads only the scheduler's
+    # A step that raises makes EngineCore dump its config and batch to stderr at ERROR; inproc reports the
+    # engine's message itself (one line, or the cell's Error entry), so the dump would only bury it.
+    logging.getLogger("vllm.logging_utils.dump_input").setLevel(logging.CRITICAL)
     return VllmEngine(llm_engine, launch.model, graphs, anatomy=launch.anatomy)
