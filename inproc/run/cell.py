@@ -55,10 +55,11 @@ def measure_prefill(driver: Driver, sampling: EntrySampling, prompts: PromptFact
 
 def measure_decode(driver: Driver, sampling: EntrySampling, prompts: PromptFactory, cell: CellPlan, plan: RunPlan,
                    capacity: Capacity, reproduce: str, peaks: Peaks | None = None, primed: bool = False,
-                   debug: DebugSettings | None = None) -> DecodeEntry:
+                   debug: DebugSettings | None = None, forced: Acceptance | None = None) -> DecodeEntry:
     """A decode cell: drive C requests through the window, then figures and verdict.
 
     ``primed``: the row's shared context is already in the prefix cache (see ``Driver.decode_cell``).
+    ``forced``: the acceptance forced on the engine, recorded in the cell for its drafts to be held against.
     """
     s = plan.settings
     if cell.pre_status:
@@ -69,6 +70,7 @@ def measure_decode(driver: Driver, sampling: EntrySampling, prompts: PromptFacto
     try:
         with sampling.sampling():
             trace = driver.decode_cell(cell_prompts, settings, primed, debug)
+        trace.forced_acceptance_length = forced.mean_length if forced is not None else None
     except RunInterrupted:
         raise
     except Exception as e:  # noqa: BLE001

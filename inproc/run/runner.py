@@ -204,14 +204,14 @@ class Runner:
 
     def _decode_once(self, cell) -> DecodeEntry:
         rec, progress = self.record, self.ctx.progress
-        reproduce = reproduce_command(rec.profile.path or rec.profile.name, rec.profile.overrides, rec.plan, cell,
-                                      Acceptance.from_dict(rec.profile.acceptance))
+        forced = Acceptance.from_dict(rec.profile.acceptance)
+        reproduce = reproduce_command(rec.profile.path or rec.profile.name, rec.profile.overrides, rec.plan, cell, forced)
         self._measuring("decode", cell, reproduce)
         if not cell.pre_status:
             progress.begin(f"decode  {cell.context:>8,} x {cell.concurrency:<3}")
         entry = self._guarded(measure_decode, self.driver, self.sampling, self.prompts, cell, rec.plan,
                               self.engine.info.capacity, reproduce, rec.peaks, self._primed == cell.context,
-                              self.ctx.debug)
+                              self.ctx.debug, forced)
         if not cell.pre_status:
             # A measured cell leaves its row primed (its requests shared the context); a failed one, unknown.
             self._primed = cell.context if entry.error is None else None
