@@ -57,6 +57,8 @@
              costs: a window's decode tok/s with telemetry on ÷ off, interleaved inside one engine (target
              >= 0.995), and the CPU telemetry took in the engine's process (target <= 0.1 % of a core)
              (scripts/bench_telemetry.py; its own flags).
+  spec       reading speculative decoding's per-position draft counts into each step row: decode tok/s on ÷ off,
+             interleaved inside one n-gram engine at C = 1 and 8, target >= 0.995 (scripts/bench_spec.py).
   spawn      what the tests' fork server (tests/zygote.py) saves per child: the same tiny inproc cell
              forked from it against a fresh process, alternating (scripts/bench_spawn.py).
 
@@ -212,7 +214,8 @@ def overhead() -> None:
 SUBCOMMANDS = {"anatomy": "bench_anatomy", "slow": "bench_slow", "compare": "bench_compare", "record": "bench_record",
                "history": "bench_history", "speed": "bench_speed", "verdict": "bench_verdict", "bisect": "bench_bisect",
                "otava": "bench_otava", "loops": "bench_loops", "exit": "bench_exit", "kernels": "bench_kernels",
-                "spawn": "bench_spawn", "telemetry": "bench_telemetry", "disturbed": "bench_disturbed"}
+                "spawn": "bench_spawn", "telemetry": "bench_telemetry", "disturbed": "bench_disturbed",
+               "spec": "bench_spec"}
 
 
 if __name__ == "__main__":
