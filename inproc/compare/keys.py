@@ -34,8 +34,6 @@ from inproc.record.schema import RunRecord
 PLAN_KEYS = ("window_s", "window_steps", "max_output", "prompt_mode", "temperature", "suffix_tokens")
 FIXED_KEYS = ("engine.name", "engine.version", "gpu.model", "gpu.driver", "cpu.model", "profile.model",
               *(f"plan.{k}" for k in PLAN_KEYS), "plan.loop_check", "plan.telemetry_hz", "spec.acceptance")
-#: ``spec.acceptance`` of a speculative run whose acceptance was the engine's own.
-NATURAL = "natural"
 OPEN_KEYS = ("profile.engine_args", "profile.env")  # followed by .NAME
 
 
@@ -64,13 +62,11 @@ def run_keys(rec: RunRecord) -> dict[str, object]:
 
 
 def spec_acceptance(rec: RunRecord) -> str | None:
-    """How a run's draft acceptance was set: the forced value ("length 2.5"), :data:`NATURAL`, or None
-    (no speculation). Forced against natural, or two forced values, is a difference to allow: it is the
-    input that sets a speculative cell's speed."""
+    """The draft acceptance a run forced ("length 2.5"); None: the engine's own (natural, shown "(unset)").
+    Forced against natural, or two forced values, is a difference to allow: it is the input that sets a
+    speculative cell's speed. A natural run has no key, so speculative against not is judged as before."""
     forced = Acceptance.from_dict(rec.profile.acceptance)
-    if forced is not None:
-        return forced.describe()
-    return NATURAL if rec.engine.settings.speculative_method else None
+    return forced.describe() if forced is not None else None
 
 
 @dataclass(frozen=True)

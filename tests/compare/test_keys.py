@@ -69,11 +69,11 @@ def test_forced_acceptance_is_a_difference_to_allow_by_name_even_where_engine_ar
     natural, l2, l3 = spec(RUN1, None), spec(RUN2, {"length": 2.0}), spec(RUN2, {"length": 3.0})
     assert differing([natural], [spec(RUN2, None)]) == []
     # Would fail: the forced value kept only among the engine arguments (history allows those every night).
-    for base, new, shown in ((natural, l2, "spec.acceptance (natural vs length 2)"),
+    for base, new, shown in ((natural, l2, "spec.acceptance ((unset) vs length 2)"),
                              (l2, l3, "spec.acceptance (length 2 vs length 3)")):
         diffs = differing([base], [new])
         assert [d.describe() for d in diffs] == [shown]
         assert split_allowed(diffs, HISTORY_ALLOWS)[1] == diffs  # history refuses it too
         assert split_allowed(diffs, ["spec.acceptance"])[1] == []
-    assert "spec.acceptance" not in run_keys(RUN1)  # no speculation: no key
+    assert "spec.acceptance" not in run_keys(natural)  # natural acceptance: no key (speculative or not, as before)
     assert check_allow_keys(["spec.acceptance"]) == ("spec.acceptance",)
