@@ -1,11 +1,12 @@
 """The plain data every layer shares: what is launched, what the engine holds, what a step did.
 
-Plain Python only: no engine, no torch, no numpy. Engines fill them (``inproc.engines``), the rest reads them.
-"""
+Plain Python only: no engine, no torch, no numpy. Engines fill them (``inproc.engines``), the rest reads them."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 from typing import Mapping, Sequence
+
+from inproc.drafts import SpecStep  # StepResult.spec
 
 # -- cell statuses -------------------------------------------------------------
 VALID = "Valid"
@@ -244,16 +245,14 @@ class ForwardStats:
 class StepResult:
     """One engine iteration, as seen from inside the engine.
 
-    ``num_running`` / ``num_waiting`` are the scheduler's own queue lengths read at the
-    moment it formed this step's batch (after admission), so ``num_running`` is the
-    batch the step ran. ``num_scheduled_tokens`` is the step's token budget used
-    (prefill chunks + decode tokens); -1 where the engine does not expose it.
+    ``num_running`` / ``num_waiting`` are the scheduler's own queue lengths read at the moment it formed this
+    step's batch (after admission), so ``num_running`` is the batch the step ran. ``num_scheduled_tokens`` is the
+    step's token budget used (prefill chunks + decode tokens); -1 where the engine does not expose it.
 
-    ``deltas`` and ``forward`` belong to the batch whose outputs this step returned: the
-    batch it formed itself (``returned_lag`` 0), or under async scheduling / SGLang's
-    overlap loop the one formed ``returned_lag`` steps earlier; -1 when it returned none.
-    ``schedule_s`` / ``update_s``: host seconds inside the scheduler's batch forming and
-    output processing; ``probe_s`` / ``convert_s``: seconds the adapter's own instrumentation
+    ``deltas``, ``forward`` and ``spec`` belong to the batch whose outputs this step returned: the batch it formed
+    itself (``returned_lag`` 0), or under async scheduling / SGLang's overlap loop the one formed ``returned_lag``
+    steps earlier; -1 when it returned none. ``schedule_s`` / ``update_s``: host seconds inside the scheduler's
+    batch forming and output processing; ``probe_s`` / ``convert_s``: seconds the adapter's own instrumentation
     / its turning the engine's outputs into ``deltas`` took (inside the step, unlike the harness).
     """
 
@@ -271,6 +270,7 @@ class StepResult:
     convert_s: float = 0.0
     kv_used_blocks: int | None = None  # KV blocks requests held once the step formed its batch (docs/capacity.md)
     kv_used_window_blocks: int | None = None  # the same of SGLang's hybrid sliding-window pool
+    spec: SpecStep | None = None  # drafts verified in the returned batch; None: not speculating or not counted
 
 
 @dataclass(frozen=True)

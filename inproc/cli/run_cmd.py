@@ -7,10 +7,13 @@ from pathlib import Path
 import click
 
 from inproc.cli.matrix_run import measure
-from inproc.cli.options import debug_options, debug_settings, exit_code, matrix_options, retry_option, settings_with
+from inproc.cli.options import (
+    acceptance_options, debug_options, debug_settings, exit_code, matrix_options, retry_option, settings_with,
+)
 from inproc.render.markdown import render_markdown
 from inproc.render.text import render_matrix
 from inproc.record.io import write_text_atomic
+from inproc.plan.acceptance import from_flags
 from inproc.profiles.spec import load_with_overrides
 from inproc.errors import UsageError
 from inproc.plan.shard import parse_shard
@@ -30,11 +33,12 @@ from inproc.units import parse_cell_list, parse_int_list, parse_token_list
 @click.option("--selftest", "selftest_file", type=click.Path(dir_okay=False),
               help="Attach this `inproc selftest --out` record: its verdict and engine build go into the results' notes.")
 @matrix_options
+@acceptance_options
 @retry_option
 @debug_options(with_breakpoint=False)
 def run(profile_path, contexts, concurrency, cells, prefill_contexts, no_prefill, prefill_samples, resume, shard,
         selftest_file, sets, out, force, seed, loop_check, telemetry_hz, profiler, profile_steps, profile_skip, profile_dir,
-        profile_with_stack, nvtx, step_timeout, retry_disturbed, **flags):
+        profile_with_stack, nvtx, step_timeout, retry_disturbed, acceptance, acceptance_rates, **flags):
     """Measure cold prefill per context, then sustained decode for every context x concurrency cell.
 
     \b
@@ -44,7 +48,7 @@ def run(profile_path, contexts, concurrency, cells, prefill_contexts, no_prefill
     from inproc.selftest.report import attach, load
 
     checked = load(selftest_file) if selftest_file else None  # a bad file is one line, before any build
-    profile = load_with_overrides(profile_path, sets)
+    profile = load_with_overrides(profile_path, sets, from_flags(acceptance, acceptance_rates))
     settings = settings_with(
         profile.matrix,
         # Given but empty (--contexts "") is an error of parse_*_list, never "the profile's default".

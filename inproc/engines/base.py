@@ -268,6 +268,15 @@ class EngineAdapter:
         """Engine arguments the engine needs at build to profile later (none by default)."""
         return {}
 
+    def force_acceptance(self, launch: LaunchSpec, acceptance) -> LaunchSpec:
+        """``launch`` with draft acceptance forced to ``acceptance`` (an ``inproc.plan.acceptance.Acceptance``)
+        where this engine reads it; a one-line :class:`UsageError` where it cannot be (this default: no
+        way to force it), or where the profile does not speculate or ``acceptance`` does not fit its drafts."""
+        from inproc.errors import UsageError
+
+        raise UsageError(f"{self.label} has no way to force draft acceptance, so --acceptance and [speculative] "
+                         f"acceptance are refused here (docs/speculative.md lists the engines that have one).")
+
     # -- the engine ------------------------------------------------------------------------
     def selftest_module(self):
         """The engine's ``selftest`` module: ``modes(launch)``, ``pieces()``, ``commit()``, ``TINY_PROFILE``, ``MODEL_ARGS`` and ``TINY_ARGS``."""

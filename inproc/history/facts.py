@@ -15,6 +15,7 @@ from inproc.record.compact import CellAnatomy
 SHARE_POINTS = 0.05  # graph-mode share, padding waste, spec acceptance: 5 points of the steps/tokens
 RELATIVE = 0.03  # clocks, power, bytes and FLOPs per token, CPU use: 3 %
 QUEUE = 0.5  # mean requests waiting
+ACCEPTANCE_LENGTH = 0.1  # tokens per verify step: a change in speculative decoding's mean acceptance length
 
 
 def _median(runs: Sequence[CellAnatomy], get: Callable[[CellAnatomy], float | None]) -> float | None:
@@ -60,6 +61,16 @@ def _points(label: str, get, base, new) -> str | None:
     return f"{label} {n * 100:.1f} % (was {b * 100:.1f} %)"
 
 
+def _acceptance_length(base, new) -> str | None:
+    """Speculative decoding's mean acceptance length, when it moved: the tokens each verify step yields, so a
+    cause of tok/s in its own right (forced lengths differ only where the user allowed spec.acceptance)."""
+    b = _median(base, lambda a: a.spec_mean_acceptance_length)
+    n = _median(new, lambda a: a.spec_mean_acceptance_length)
+    if b is None or n is None or abs(n - b) < ACCEPTANCE_LENGTH:
+        return None
+    return f"spec acceptance length {n:.2f} (was {b:.2f}, {pct(n, b)})"
+
+
 def pct(new: float, old: float) -> str:
     """A relative change as a signed percentage: "+14 %", "−3.2 %"."""
     change = (new / old - 1) * 100 if old else float("inf")
@@ -102,6 +113,7 @@ def moved_facts(base: Sequence[CellAnatomy], new: Sequence[CellAnatomy]) -> tupl
     """(facts that moved, each with its numbers; "host share unchanged"-style lines for key facts that did not)."""
     moved = [x for x in (_graphs(base, new), _batches(base, new),
                          _points("padding waste", lambda a: a.padding_waste, base, new),
+                         _acceptance_length(base, new),
                          _points("spec acceptance", lambda a: a.spec_acceptance_rate, base, new)) if x]
     for label, get, show in (("bytes per token", lambda a: a.bytes_per_token, lambda v: f"{v:.3g}"),
                              ("FLOPs per token", lambda a: a.flops_per_token, lambda v: f"{v:.3g}"),

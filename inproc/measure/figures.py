@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from inproc.measure import anatomy as an
+from inproc.measure.acceptance import AcceptanceFigures, acceptance_figures
 from inproc.measure import metrics as m
 from inproc.measure.anatomy import AnatomyFigures
 from inproc.measure.kv import KvUsage, kv_usage
@@ -64,6 +65,7 @@ class DecodeFigures:
     anatomy: AnatomyFigures | None = None  # an.anatomy_figures
     kv: KvUsage | None = None  # inproc.measure.kv.kv_usage
     slow: SlowFigures | None = None  # inproc.measure.slow.slow_figures
+    acceptance: AcceptanceFigures | None = None  # inproc.measure.acceptance.acceptance_figures (per-step drafts)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -104,4 +106,5 @@ def decode_figures(trace: CellTrace, peaks: Peaks | None = None, anatomy: bool =
         anatomy=_anatomy(trace, w, bw, fl) if anatomy else None,
         kv=kv_usage(trace.steps, w, kv_pool_blocks) if kv_pool_blocks else None,
         slow=slow_figures(trace.steps, w),
+        acceptance=acceptance_figures(trace.steps, w.first_step, w.last_step, trace.forced_acceptance_length),
     )

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from inproc.codec import decode_array, encode_array
+from inproc.drafts import SpecStep
 from inproc.types import GRAPH_MODES, ForwardStats, StepResult
 
 #: Float columns of the step itself, filled by StepRecorder.append in this order; the first
@@ -42,14 +43,25 @@ STEP_INTS = ("num_running", "num_waiting", "num_scheduled_tokens", "num_preempte
 GC_INTS = STEP_INTS[-6:]
 #: A row's GC columns when nothing was recorded.
 NO_GC = (-1,) * len(GC_INTS)
+#: Speculative decoding's drafts verified in the batch a step returned, as the engine counted them
+#: (vLLM's ``SpecDecodingStats`` of that step), filed under the row of the step that returned them, as
+#: the cell's engine counters are read after each step: over a window the rows sum to the counters'
+#: differences. Per draft position i (1-based, up to :data:`SPEC_POSITIONS`): ``spec_accepted_at_i``,
+#: drafts whose first i tokens were all accepted; ``spec_drafted_at_i``, drafts with at least i
+#: tokens. -1: not counted (no speculation, no per-step stats, a position past the engine's drafts).
+SPEC_POSITIONS = 8
+SPEC_INTS = ("spec_drafts", "spec_draft_tokens", "spec_accepted_tokens",
+             *(f"spec_accepted_at_{i}" for i in range(1, SPEC_POSITIONS + 1)),
+             *(f"spec_drafted_at_{i}" for i in range(1, SPEC_POSITIONS + 1)))
+_NO_SPEC = (-1,) * len(SPEC_INTS)
 #: Columns of a batch's forward, filed under the row of the step that formed the batch.
 FORWARD_FLOATS = ("flops", "read_bytes", "write_bytes")
 FORWARD_INTS = ("graph_mode", "num_unpadded_tokens", "num_padded_tokens")
 #: Integer columns that index a list of names (-1: unknown); a results file stores the names.
 COLUMN_LABELS = {"graph_mode": GRAPH_MODES}
 FLOAT_COLUMNS = STEP_FLOATS + FORWARD_FLOATS
-INT_COLUMNS = STEP_INTS + FORWARD_INTS
-_N_STEP_FLOATS, _N_STEP_INTS = len(STEP_FLOATS), len(STEP_INTS)
+INT_COLUMNS = STEP_INTS + SPEC_INTS + FORWARD_INTS
+_N_STEP_FLOATS, _N_STEP_INTS = len(STEP_FLOATS), len(STEP_INTS) + len(SPEC_INTS)
 _NF, _NI = len(FLOAT_COLUMNS), len(INT_COLUMNS)
 _NO_SHAPE = (-1, -1, -1, -1)
 _NO_FORWARD_F = (np.nan,) * len(FORWARD_FLOATS)  # a row's forward columns until its batch returns
@@ -141,7 +153,8 @@ class StepRecorder:
         self._f.extend((t_start, t_end, res.schedule_s, res.update_s, res.probe_s, res.convert_s, *_NO_FORWARD_F))
         self._i.extend((res.num_running, res.num_waiting, res.num_scheduled_tokens, res.num_preempted, *shape,
                         source if source >= 0 else -1, -1 if kv is None else kv,
-                        -1 if kv_window is None else kv_window, *gc, *_NO_FORWARD_I))
+                        -1 if kv_window is None else kv_window, *gc,
+                        *(_NO_SPEC if res.spec is None else spec_row(res.spec)), *_NO_FORWARD_I))
         self._n = i + 1
         if res.forward is not None and source >= 0:
             self._set_forward(source, res.forward)
@@ -172,6 +185,13 @@ class StepRecorder:
         cols.update({name: on_ns_grid_array(cols[name]) for name in STEP_FLOATS})
         cols.update({name: i[:, k].copy() for k, name in enumerate(INT_COLUMNS)})
         return StepTrace(cols)
+
+
+def spec_row(spec: SpecStep) -> tuple[int, ...]:
+    """A step's :data:`SPEC_INTS` values; positions the engine did not count (or past :data:`SPEC_POSITIONS`) -1."""
+    pad = lambda per_pos: (*per_pos[:SPEC_POSITIONS], *(-1,) * (SPEC_POSITIONS - len(per_pos)))  # noqa: E731
+    return (spec.num_drafts, spec.num_draft_tokens, spec.num_accepted_tokens, *pad(spec.accepted_per_pos),
+            *pad(spec.drafted_per_pos))
 
 
 def _int(v: int | None) -> int:

@@ -154,6 +154,9 @@ class CellTrace:
     # its table (None: no pass, or the pass could not run: kernel_pass.note says why).
     kernel_pass: KernelPass | None = None
     kernels: KernelTable | None = None
+    # The mean acceptance length forced on the engine (--acceptance; inproc.plan.acceptance), which the
+    # measured drafts are held against (inproc.measure.acceptance); None: the engine's own acceptance.
+    forced_acceptance_length: float | None = None
 
     def to_dict(self) -> dict:
         out = {"steps": self.steps.to_dict(), "requests": [r.to_dict() for r in self.requests], **self.scalars_dict()}
@@ -174,6 +177,7 @@ class CellTrace:
             "profiled": self.profiled.to_dict() if self.profiled else None,
             "anatomy_pass": self.anatomy_pass.to_dict() if self.anatomy_pass else None,
             "kernel_pass": self.kernel_pass.to_dict() if self.kernel_pass else None,
+            "forced_acceptance_length": self.forced_acceptance_length,
         }
 
     @classmethod
@@ -193,4 +197,5 @@ class CellTrace:
             anatomy_pass=StepSpan.from_dict(d["anatomy_pass"]) if d.get("anatomy_pass") else None,
             kernel_pass=kernel_pass,
             kernels=KernelTable.from_columns(d["kernels"], kernel_pass.device) if d.get("kernels") and kernel_pass else None,
+            forced_acceptance_length=d.get("forced_acceptance_length"),
         )

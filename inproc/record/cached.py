@@ -13,6 +13,7 @@ from typing import Any, Sequence
 
 from inproc.codec import known_fields
 from inproc.measure.anatomy import AnatomyFigures
+from inproc.measure.acceptance import AcceptanceFigures
 from inproc.measure.figures import DecodeFigures, PrefillFigures
 from inproc.measure.judge import Verdict
 from inproc.measure.kv import KvUsage
@@ -54,8 +55,9 @@ def decode_figures(d: dict[str, Any]) -> DecodeFigures | None:
         return None
     kv = KvUsage(**known_fields(KvUsage, d["kv"])) if d.get("kv") else None
     slow = SlowFigures(**known_fields(SlowFigures, d["slow"])) if d.get("slow") else None
+    acceptance = AcceptanceFigures.from_dict(d["acceptance"]) if d.get("acceptance") else None
     return DecodeFigures(**{**known_fields(DecodeFigures, d), "anatomy": _anatomy(d.get("anatomy")), "kv": kv,
-                            "slow": slow})
+                            "slow": slow, "acceptance": acceptance})
 
 
 def prefill_entry(d: dict[str, Any], verdict: Verdict, samples: Sequence[CellTrace],

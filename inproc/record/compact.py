@@ -93,6 +93,7 @@ class CellAnatomy:
     flops_per_token: float | None = None  # Σ FLOPs ÷ scheduled tokens
     bandwidth_peak_fraction: float | None = None
     spec_acceptance_rate: float | None = None
+    spec_mean_acceptance_length: float | None = None  # 1 + accepted draft tokens per draft (None: no drafts)
     preemptions: int | None = None
     max_waiting: int = 0
     mean_waiting: float = 0.0  # requests waiting, mean over the window's steps

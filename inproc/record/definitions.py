@@ -21,12 +21,12 @@ from typing import Iterable
 
 #: The modules whose code derives a cached value, as paths inside the ``inproc`` package.
 DEFINING_MODULES = (
-    "measure/anatomy.py", "measure/figures.py", "measure/judge.py", "measure/kv.py", "measure/loops.py",
+    "measure/acceptance.py", "measure/anatomy.py", "measure/figures.py", "measure/judge.py", "measure/kv.py", "measure/loops.py",
     "measure/metrics.py", "measure/peaks.py", "measure/slow.py", "measure/steps.py", "measure/trace.py",
     "plan/capacity.py", "record/derive.py",
     "telemetry/disturbed.py", "telemetry/figures.py", "telemetry/judge.py", "telemetry/metrics.py", "telemetry/nvml_ids.py",
     "telemetry/series.py", "telemetry/trace.py", "telemetry/window.py",
-    "types.py",
+    "types.py", "drafts.py",
 )
 
 

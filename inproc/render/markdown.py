@@ -6,7 +6,7 @@ with our additions after theirs. ``inproc run`` writes it next to the results fi
 """
 from __future__ import annotations
 
-from inproc.render import fmt
+from inproc.render import acceptance, fmt
 from inproc.render import kernels
 from inproc.render.graphs.section import graphs_markdown
 from inproc.render.mdtable import table
@@ -31,7 +31,7 @@ from inproc.units import format_tokens
 def render_markdown(rec: RunRecord, graph_sizes: tuple[tuple[int, ...], ...] = ()) -> str:
     """The whole report as Markdown text (ends with a newline); ``graph_sizes``: lists for its CUDA graphs section."""
     rows = measurements(rec)
-    blocks = [_header(build_header(rec)), _prefill(rows), _decode(rec, rows), _kv(rec), graphs_markdown(rec, graph_sizes),
+    blocks = [_header(build_header(rec)), _prefill(rows), _decode(rec, rows), acceptance.markdown_section(rec), _kv(rec), graphs_markdown(rec, graph_sizes),
               kernels.markdown_section(rec, table), markdown_section(rec, table), _all(rows)]
     return "\n\n".join(b for b in blocks if b) + "\n"
 

@@ -12,6 +12,7 @@ import time
 from inproc.engines.base import Engine
 from inproc.measure.judge import Verdict
 from inproc.measure.peaks import Peaks
+from inproc.plan.acceptance import Acceptance, flag_args
 from inproc.plan.matrix import CellPlan
 from inproc.plan.prompts import CellPrompts, PromptFactory, prefill_prompt
 from inproc.record import derive
@@ -54,10 +55,11 @@ def measure_prefill(driver: Driver, sampling: EntrySampling, prompts: PromptFact
 
 def measure_decode(driver: Driver, sampling: EntrySampling, prompts: PromptFactory, cell: CellPlan, plan: RunPlan,
                    capacity: Capacity, reproduce: str, peaks: Peaks | None = None, primed: bool = False,
-                   debug: DebugSettings | None = None) -> DecodeEntry:
+                   debug: DebugSettings | None = None, forced: Acceptance | None = None) -> DecodeEntry:
     """A decode cell: drive C requests through the window, then figures and verdict.
 
     ``primed``: the row's shared context is already in the prefix cache (see ``Driver.decode_cell``).
+    ``forced``: the acceptance forced on the engine, recorded in the cell for its drafts to be held against.
     """
     s = plan.settings
     if cell.pre_status:
@@ -68,6 +70,7 @@ def measure_decode(driver: Driver, sampling: EntrySampling, prompts: PromptFacto
     try:
         with sampling.sampling():
             trace = driver.decode_cell(cell_prompts, settings, primed, debug)
+        trace.forced_acceptance_length = forced.mean_length if forced is not None else None
     except RunInterrupted:
         raise
     except Exception as e:  # noqa: BLE001
@@ -95,7 +98,8 @@ def warm_up(driver: Driver, engine: Engine, prompts: PromptFactory, batch: int, 
     return time.perf_counter() - t0
 
 
-def reproduce_command(profile_path: str, overrides: tuple[str, ...], plan: RunPlan, cell: CellPlan) -> str:
+def reproduce_command(profile_path: str, overrides: tuple[str, ...], plan: RunPlan, cell: CellPlan,
+                      acceptance: Acceptance | None = None) -> str:
     """The ``inproc cell`` command that measures this cell again: same seed, every flag that changes a figure or status.
 
     The flags left out (--step-timeout, --profile, --nvtx, --out) change no figure; the
@@ -116,4 +120,5 @@ def reproduce_command(profile_path: str, overrides: tuple[str, ...], plan: RunPl
         parts += ["--telemetry-hz", f"{hz:g}"]
     for item in overrides:
         parts += ["--set", item]
+    parts += flag_args(acceptance)
     return shlex.join(parts)

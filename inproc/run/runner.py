@@ -20,6 +20,7 @@ from inproc import types as st
 from inproc.engines import build_engine
 from inproc.engines.base import Engine
 from inproc.measure.judge import Verdict
+from inproc.plan.acceptance import Acceptance
 from inproc.plan.matrix import MatrixPlan
 from inproc.plan.prompts import PromptFactory
 from inproc.record import derive
@@ -207,13 +208,14 @@ class Runner:
 
     def _decode_once(self, cell) -> DecodeEntry:
         rec, progress = self.record, self.ctx.progress
-        reproduce = reproduce_command(rec.profile.path or rec.profile.name, rec.profile.overrides, rec.plan, cell)
+        forced = Acceptance.from_dict(rec.profile.acceptance)
+        reproduce = reproduce_command(rec.profile.path or rec.profile.name, rec.profile.overrides, rec.plan, cell, forced)
         self._measuring("decode", cell, reproduce)
         if not cell.pre_status:
             progress.begin(f"decode  {cell.context:>8,} x {cell.concurrency:<3}")
         entry = self._guarded(measure_decode, self.driver, self.sampling, self.prompts, cell, rec.plan,
                               self.engine.info.capacity, reproduce, rec.peaks, self._primed == cell.context,
-                              self.ctx.debug)
+                              self.ctx.debug, forced)
         if not cell.pre_status:
             # A measured cell leaves its row primed (its requests shared the context); a failed one, unknown.
             self._primed = cell.context if entry.error is None else None

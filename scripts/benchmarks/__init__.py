@@ -17,7 +17,7 @@ BENCHMARKS = {
     "fidelity": "fidelity", "overhead": "overhead", "anatomy": "anatomy", "slow": "slow", "compare": "compare",
     "history": "history", "record": "record", "speed": "speed", "verdict": "verdict", "bisect": "bisect",
     "loops": "loops", "otava": "otava", "kernels": "kernels", "disturbed": "disturbed", "exit": "exit",
-    "telemetry": "telemetry", "spawn": "spawn", "fidelity-tf": "fidelity_tf",
+    "telemetry": "telemetry", "spawn": "spawn", "fidelity-tf": "fidelity_tf", "spec": "spec",
 }
 
 

@@ -59,3 +59,17 @@ def test_kernel_passes_on_every_night_name_the_category_the_change_sits_in():
     # A night without a kernel pass: nothing said of kernels.
     assert "kernel" not in diagnose(before, [anatomy(11.5, 1.0)], "tok_s", ratio)
     assert "kernel" not in diagnose(before, after, "ttft", 1.2)  # TTFT is before the window's steps
+
+
+def test_a_change_in_acceptance_length_is_named_as_a_cause():
+    from dataclasses import replace
+
+    def spec(length: float, rate: float, tokens: int):
+        return replace(anatomy(10.0, 1.0, tokens=tokens), spec_mean_acceptance_length=length, spec_acceptance_rate=rate)
+
+    base, new = [spec(2.6, 0.53, 1664)], [spec(2.1, 0.37, 1344)]  # fewer tokens per verify step, same step time
+    ratio = 1344 / 1664
+    line = diagnose(base, new, "tok_s", ratio)
+    # Would fail: the length not carried in the compact anatomy, or only the rate's points named.
+    assert "spec acceptance length 2.10 (was 2.60, −19 %)" in line
+    assert "spec acceptance length" not in diagnose([spec(2.6, 0.53, 1664)], [spec(2.65, 0.55, 1690)], "tok_s", 1690 / 1664)

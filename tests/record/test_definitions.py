@@ -17,7 +17,7 @@ from tests.test_imports import GRAPH, PACKAGE
 SMALL = FIXTURES / "cpu-vllm-small.json"
 #: Where a definition may live: what ``derive`` reaches in these is part of the version.
 DEFINING_LAYERS = ("inproc.measure.", "inproc.telemetry.")
-DEFINING_ALSO = {"inproc.plan.capacity", "inproc.types"}
+DEFINING_ALSO = {"inproc.plan.capacity", "inproc.types", "inproc.drafts"}
 
 
 def _sources() -> list[tuple[str, bytes]]:

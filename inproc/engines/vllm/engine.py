@@ -25,7 +25,10 @@ from inproc.engines.vllm.accounting import ANATOMY, HEADLINE, AccountingSwitch, 
 from inproc.engines.vllm.graphs import CaptureMemory, capture_memory
 from inproc.engines.vllm.info import read_info
 from inproc.engines.vllm.probe import SchedulerProbe
+from inproc.drafts import SpecStep
 from inproc.types import EngineCounters, LaunchSpec, RequestDelta, RequestSpec, StepResult
+
+NO_DRAFTS = SpecStep()  # a speculating engine's step whose batch verified no draft (vLLM reports no stats then)
 
 
 # What the adapter reads on vLLM's scheduler (probe.py, info.py): a version without one
@@ -51,6 +54,8 @@ class VllmEngine:
         self._probe = SchedulerProbe(self._scheduler, shapes=anatomy)
         self.info = read_info(llm_engine, self._scheduler, model, graphs or CaptureMemory())
         self._speculative = bool(self.info.settings.speculative_method)
+        k = self.info.settings.num_speculative_tokens or 0
+        self._no_drafts = SpecStep(0, 0, 0, (0,) * k, (0,) * k)  # per position too: none drafted, none accepted
         # Built with the anatomy's accounting: it runs only in the anatomy's own pass (set_anatomy).
         self._accounting = AccountingSwitch(self) if anatomy else None
         if self._accounting is not None:
@@ -103,7 +108,14 @@ class VllmEngine:
             probe_s=probe.probe_s,
             convert_s=convert_s,
             kv_used_blocks=probe.kv_used_blocks,
+            spec=self._spec_step(probe),
         )
+
+    def _spec_step(self, probe: SchedulerProbe) -> SpecStep | None:
+        """The drafts of the returned batch; none counted while speculating with stats on: none were verified."""
+        if probe.spec is not None or not self._speculative or not self._scheduler.log_stats:
+            return probe.spec
+        return self._no_drafts if probe.per_position else NO_DRAFTS
 
     def abort(self, request_ids: Sequence[str]) -> None:
         if request_ids:

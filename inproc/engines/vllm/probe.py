@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from inproc.drafts import SpecStep
 from inproc.types import BatchShape, ForwardStats
 
 _TAG = "_inproc_step"  # attribute set on each SchedulerOutput: the adapter step that formed it
@@ -38,6 +39,7 @@ class SchedulerProbe:
     def __init__(self, scheduler, shapes: bool = True) -> None:
         self.sched = scheduler
         self.shapes = shapes  # read each batch's shape (per-request Python; off with --anatomy off)
+        self.per_position = True  # read the drafts' per-position counts (off: scripts/bench.py spec's A/B)
         self.counters = CounterTotals()
         self.step = 0  # adapter steps begun so far
         self.begin()
@@ -52,6 +54,7 @@ class SchedulerProbe:
         self.forward: ForwardStats | None = None
         self.schedule_s = self.update_s = self.probe_s = 0.0
         self.kv_used_blocks: int | None = None
+        self.spec: SpecStep | None = None  # the drafts of the batch this step returned (None: no stats of any)
 
     def _wrap(self) -> None:
         sched, probe = self.sched, self
@@ -106,10 +109,30 @@ class SchedulerProbe:
             c.prefix_hits += int(pcs.hits)
             sds = stats.spec_decoding_stats
             if sds is not None:
-                c.spec_drafts += int(sds.num_drafts)
-                c.spec_draft_tokens += int(sds.num_draft_tokens)
-                c.spec_accepted_tokens += int(sds.num_accepted_tokens)
+                self._drafts(sds)
             self.forward = forward_stats(stats.cudagraph_stats, stats.perf_stats)
+
+
+    def _drafts(self, sds) -> None:
+        """One ``SpecDecodingStats``: into the lifetime counters and this step's own (several add up)."""
+        step = SpecStep(int(sds.num_drafts), int(sds.num_draft_tokens), int(sds.num_accepted_tokens),
+                        tuple(sds.num_accepted_tokens_per_pos) if self.per_position else (),
+                        tuple(sds.num_draft_tokens_per_pos) if self.per_position else ())
+        c = self.counters
+        c.spec_drafts += step.num_drafts
+        c.spec_draft_tokens += step.num_draft_tokens
+        c.spec_accepted_tokens += step.num_accepted_tokens
+        self.spec = step if self.spec is None else add_spec(self.spec, step)
+
+
+def add_spec(a: SpecStep, b: SpecStep) -> SpecStep:
+    """Two counts of drafts as one (per position: the longer list's positions, summed where both have them)."""
+    def pos(x: tuple[int, ...], y: tuple[int, ...]) -> tuple[int, ...]:
+        n = max(len(x), len(y))
+        return tuple((x[i] if i < len(x) else 0) + (y[i] if i < len(y) else 0) for i in range(n))
+    return SpecStep(a.num_drafts + b.num_drafts, a.num_draft_tokens + b.num_draft_tokens,
+                    a.num_accepted_tokens + b.num_accepted_tokens, pos(a.accepted_per_pos, b.accepted_per_pos),
+                    pos(a.drafted_per_pos, b.drafted_per_pos))
 
 
 def batch_shape(out, requests) -> BatchShape:
