@@ -59,6 +59,8 @@
              (scripts/bench_telemetry.py; its own flags).
   spawn      what the tests' fork server (tests/zygote.py) saves per child: the same tiny inproc cell
              forked from it against a fresh process, alternating (scripts/bench_spawn.py).
+  breakeven  the sweep's break-even acceptance length on simulated sweeps of known truth: the truth inside
+             the 95 % interval (target >= 95 %), "always"/"never pays" told apart (scripts/bench_breakeven.py).
 
 Run in the engine's environment:  .venv-vllm/bin/python scripts/bench.py [fidelity|overhead|compare|all]
                                   .venv-sglang/bin/python scripts/bench.py fidelity --engine sglang
@@ -212,7 +214,8 @@ def overhead() -> None:
 SUBCOMMANDS = {"anatomy": "bench_anatomy", "slow": "bench_slow", "compare": "bench_compare", "record": "bench_record",
                "history": "bench_history", "speed": "bench_speed", "verdict": "bench_verdict", "bisect": "bench_bisect",
                "otava": "bench_otava", "loops": "bench_loops", "exit": "bench_exit", "kernels": "bench_kernels",
-                "spawn": "bench_spawn", "telemetry": "bench_telemetry", "disturbed": "bench_disturbed"}
+                "spawn": "bench_spawn", "telemetry": "bench_telemetry", "disturbed": "bench_disturbed",
+               "breakeven": "bench_breakeven"}
 
 
 if __name__ == "__main__":
