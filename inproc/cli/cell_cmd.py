@@ -16,6 +16,8 @@ from inproc.cli.options import (
     exit_code,
     loop_settings,
     matrix_options,
+    open_prompts,
+    prompt_options,
     settings_with,
 )
 from inproc.errors import UsageError
@@ -31,10 +33,11 @@ from inproc.units import parse_int_list, parse_tokens
 @click.option("--concurrency", required=True, help="Requests in flight C.")
 @click.option("--prefill", is_flag=True, help="Also measure cold prefill at this context first.")
 @matrix_options
+@prompt_options
 @debug_options(with_breakpoint=True)
 def cell(profile_path, context, concurrency, prefill, sets, out, force, seed, loop_check, telemetry_hz, profiler,
          profile_steps, profile_skip, profile_dir, profile_with_stack, nvtx, break_at_step, break_at_slow_step, profile_slow, step_timeout,
-         **flags):
+         prompts_file, tokenizer, **flags):
     """Measure one sustained-decode cell (and optionally its cold prefill).
 
     \b
@@ -51,6 +54,7 @@ def cell(profile_path, context, concurrency, prefill, sets, out, force, seed, lo
     debug = debug_settings(out, profiler, profile_steps, profile_skip, profile_dir, profile_with_stack, nvtx, break_at_step,
                            break_at_slow_step, profile_slow)
     profile = load_with_overrides(profile_path, sets)
+    text = open_prompts(profile, prompts_file, tokenizer)
     L = parse_tokens(context)
     C = parse_int_list(concurrency)
     if len(C) != 1:
@@ -59,7 +63,8 @@ def cell(profile_path, context, concurrency, prefill, sets, out, force, seed, lo
     if settings.kernels is None:  # neither the flag nor the profile said: one cell is looked into, so on
         settings = replace(settings, kernels=True)
     record = run_matrix(profile, settings, out=out, seed=seed, force=force, command=command_line(), loops=loop_settings(loop_check),
-                        telemetry_hz=telemetry_hz or None, progress=TerminalSink(), debug=debug, step_timeout=step_timeout)
+                        telemetry_hz=telemetry_hz or None, progress=TerminalSink(), debug=debug, step_timeout=step_timeout,
+                        text=text)
     click.echo(render_matrix(record))
     if out:
         click.echo(f"\nresults: {out}")

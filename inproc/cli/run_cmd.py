@@ -14,6 +14,8 @@ from inproc.cli.options import (
     exit_code,
     loop_settings,
     matrix_options,
+    open_prompts,
+    prompt_options,
     retry_option,
     settings_with,
 )
@@ -40,11 +42,12 @@ from inproc.units import parse_cell_list, parse_int_list, parse_token_list
 @click.option("--selftest", "selftest_file", type=click.Path(dir_okay=False),
               help="Attach this `inproc selftest --out` record: its verdict and engine build go into the results' notes.")
 @matrix_options
+@prompt_options
 @retry_option
 @debug_options(with_breakpoint=False)
 def run(profile_path, contexts, concurrency, cells, prefill_contexts, no_prefill, prefill_samples, resume, shard,
         selftest_file, sets, out, force, seed, loop_check, telemetry_hz, profiler, profile_steps, profile_skip, profile_dir,
-        profile_with_stack, nvtx, step_timeout, retry_disturbed, **flags):
+        profile_with_stack, nvtx, step_timeout, retry_disturbed, prompts_file, tokenizer, **flags):
     """Measure cold prefill per context, then sustained decode for every context x concurrency cell.
 
     \b
@@ -55,6 +58,7 @@ def run(profile_path, contexts, concurrency, cells, prefill_contexts, no_prefill
 
     checked = load(selftest_file) if selftest_file else None  # a bad file is one line, before any build
     profile = load_with_overrides(profile_path, sets)
+    text = open_prompts(profile, prompts_file, tokenizer)
     settings = settings_with(
         profile.matrix,
         # Given but empty (--contexts "") is an error of parse_*_list, never "the profile's default".
@@ -73,7 +77,7 @@ def run(profile_path, contexts, concurrency, cells, prefill_contexts, no_prefill
     record = run_matrix(profile, settings, out=out, seed=seed, resume=resume, force=force,
                         command=command_line(), loops=loop_settings(loop_check),
                         telemetry_hz=telemetry_hz or None, progress=TerminalSink(), debug=debug, shard=part,
-                        step_timeout=step_timeout, retry_disturbed=retry_disturbed)
+                        step_timeout=step_timeout, retry_disturbed=retry_disturbed, text=text)
     results = Path(resume or out)
     record = attach(record, checked, str(results)) if checked is not None else record
     click.echo(render_matrix(record))

@@ -50,9 +50,13 @@ class Profile:
         ``KEY`` is an engine argument by its CLI name, may reach into a table argument
         (``--set speculative-config.num_speculative_tokens=2``), or is ``env.NAME``: an
         environment variable of the engine, set before it is imported (the profile's [env]).
+        ``!KEY`` removes the engine argument KEY (nothing where the profile lacks it).
         """
         args, env = dict(self.engine_args), dict(self.env)
         for item in sets:
+            if item.startswith(UNSET_PREFIX):  # --set '!KEY': the argument removed (a sweep's variant without speculation)
+                args.pop(item[len(UNSET_PREFIX):].strip().replace("_", "-"), None)
+                continue
             key, sep, raw = item.partition("=")
             top, _, sub = key.strip().partition(".")
             if sep and top == ENV_PREFIX:
@@ -68,6 +72,7 @@ class Profile:
 
 
 ENV_PREFIX = "env"  # --set env.NAME=VALUE
+UNSET_PREFIX = "!"  # --set '!KEY': no KEY (an engine argument's name cannot start with it)
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 

@@ -113,4 +113,6 @@ def reproduce_command(profile_path: str, overrides: tuple[str, ...], plan: RunPl
         parts += ["--telemetry-hz", f"{hz:g}"]
     for item in overrides:
         parts += ["--set", item]
+    if plan.prompts is not None:
+        parts += ["--prompts", plan.prompts.file, "--tokenizer", plan.prompts.tokenizer]
     return shlex.join(parts)
