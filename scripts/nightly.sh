@@ -35,13 +35,20 @@
 # compare calls only changes beyond what compare's --max-spread allows; a baseline of several
 # runs learns the spread from its runs and needs none), NIGHTLY_RETRY_DISTURBED (inproc run's
 # --retry-disturbed for every run; default 2: a cell measured while other work used the machine
-# is measured again up to twice, and left out of the verdict if every try was disturbed).
+# is measured again up to twice, and left out of the verdict if every try was disturbed),
+# NIGHTLY_ACCEPTANCE (speculative decoding's acceptance forced in every run: a mean length, 2.5, as
+# inproc run's --acceptance, or per-position rates, 0.9,0.7,0.5, as --acceptance-rates; docs/speculative.md).
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 read -r -a inproc <<<"${INPROC:-python -m inproc}"
 threshold="${NIGHTLY_THRESHOLD:-5%}"
-retry=(--retry-disturbed "${NIGHTLY_RETRY_DISTURBED:-2}")
+run_flags=(--retry-disturbed "${NIGHTLY_RETRY_DISTURBED:-2}")
+case "${NIGHTLY_ACCEPTANCE:-}" in
+  "") ;;
+  *,*) run_flags+=(--acceptance-rates "$NIGHTLY_ACCEPTANCE") ;;
+  *) run_flags+=(--acceptance "$NIGHTLY_ACCEPTANCE") ;;
+esac
 allow=()
 for key in ${NIGHTLY_ALLOW_DIFFERENT-engine.version}; do allow+=(--allow-different "$key"); done
 
@@ -88,7 +95,7 @@ cmd_run() {  # PROFILE BASELINE OUTDIR [run flags...]
   local profile="$1" base="$2" out="$3"
   shift 3
   mkdir -p "$out"
-  "${inproc[@]}" run "$profile" --out "$out/run.json" --force "${retry[@]}" "$@" || return $?
+  "${inproc[@]}" run "$profile" --out "$out/run.json" --force "${run_flags[@]}" "$@" || return $?
   if [[ ! -f "$base" ]]; then
     local msg="No baseline at $base: make one with 'scripts/nightly.sh baseline $profile 5 $base $out' (or inproc baseline RUN... -o $base)."
     echo "$msg" >&2
@@ -104,7 +111,7 @@ cmd_baseline() {  # PROFILE RUNS BASELINE OUTDIR [run flags...]
   mkdir -p "$out"
   local files=()
   for ((i = 1; i <= runs; i++)); do
-    "${inproc[@]}" run "$profile" --out "$out/baseline-run-$i.json" --force "${retry[@]}" "$@" || return $?
+    "${inproc[@]}" run "$profile" --out "$out/baseline-run-$i.json" --force "${run_flags[@]}" "$@" || return $?
     files+=("$out/baseline-run-$i.json")
   done
   "${inproc[@]}" baseline "${files[@]}" -o "$base" --force

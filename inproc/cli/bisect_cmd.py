@@ -18,8 +18,9 @@ from inproc.bisect.oracle import OracleSettings
 from inproc.bisect.run import bisect as run_bisect
 from inproc.bisect.targets import GitRevisions, read_builds
 from inproc.cli.compare_cmd import parse_run_spread, parse_threshold
-from inproc.cli.options import retry_option
+from inproc.cli.options import acceptance_options, retry_option
 from inproc.errors import UsageError
+from inproc.plan.acceptance import flag_args, from_flags
 from inproc.profiles.spec import load_with_overrides
 from inproc.units import cell_key
 
@@ -62,8 +63,8 @@ def _oracle(run_spread: str | None, alarm, threshold: str, max_pairs: int, budge
     return base
 
 
-def _extra(duration, window_steps, sets) -> tuple[str, ...]:
-    out: list[str] = []
+def _extra(duration, window_steps, sets, acceptance=None) -> tuple[str, ...]:
+    out: list[str] = flag_args(acceptance)
     if duration is not None:
         out += ["--duration", str(duration)]
     if window_steps is not None:
@@ -104,18 +105,21 @@ def _extra(duration, window_steps, sets) -> tuple[str, ...]:
 @click.option("--window-steps", type=int, help="Each child's window in engine steps instead.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Prompt seed of every child (the same prompts).")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Engine argument override for every child.")
+@acceptance_options
 @retry_option(default=OracleSettings.retry_disturbed)
 def bisect(profile_path, cell, from_compare, from_history, repo, good, bad, builds, build, map_count, out, resume,
-           run_spread, threshold, max_pairs, budget, duration, window_steps, seed, sets, retry_disturbed) -> int:
+           run_spread, threshold, max_pairs, budget, duration, window_steps, seed, sets, retry_disturbed,
+           acceptance, acceptance_rates) -> int:
     """Find the first revision where the cell got slower, measuring each one in a fresh child process."""
     out = str(Path(out).resolve())
-    load_with_overrides(profile_path, sets)  # a bad profile or --set: one line, before anything moves
+    forced = from_flags(acceptance, acceptance_rates)
+    load_with_overrides(profile_path, sets, forced)  # a bad profile, --set or --acceptance: one line, before anything moves
     cells = flagged_cells(cell, from_compare, from_history)
     oracles = {c: _oracle(run_spread, alarm, threshold, max_pairs, budget, retry_disturbed) for c, alarm in cells.items()}
     targets = _targets(repo, good, bad, builds, build, Path(out))
     code = 1
     for (context, concurrency), oracle in oracles.items():
-        spec = CellSpec(str(Path(profile_path).resolve()), context, concurrency, seed, _extra(duration, window_steps, sets))
+        spec = CellSpec(str(Path(profile_path).resolve()), context, concurrency, seed, _extra(duration, window_steps, sets, forced))
         folder = Path(out) / cell_key(context, concurrency) if len(cells) > 1 else Path(out)
         r = run_bisect(targets, spec, folder, oracle, map_count, resume, build, lambda x: click.echo(x, err=True))
         click.echo(r.headline)

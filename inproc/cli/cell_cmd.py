@@ -15,6 +15,7 @@ from inproc.cli.options import (
     debug_settings,
     exit_code,
     loop_settings,
+    acceptance_options,
     matrix_options,
     open_prompts,
     prompt_options,
@@ -22,6 +23,7 @@ from inproc.cli.options import (
 )
 from inproc.errors import UsageError
 from inproc.render.text import render_matrix
+from inproc.plan.acceptance import from_flags
 from inproc.profiles.spec import load_with_overrides
 from inproc.run.session import run_matrix
 from inproc.units import parse_int_list, parse_tokens
@@ -34,10 +36,11 @@ from inproc.units import parse_int_list, parse_tokens
 @click.option("--prefill", is_flag=True, help="Also measure cold prefill at this context first.")
 @matrix_options
 @prompt_options
+@acceptance_options
 @debug_options(with_breakpoint=True)
 def cell(profile_path, context, concurrency, prefill, sets, out, force, seed, loop_check, telemetry_hz, profiler,
          profile_steps, profile_skip, profile_dir, profile_with_stack, nvtx, break_at_step, break_at_slow_step, profile_slow, step_timeout,
-         prompts_file, tokenizer, **flags):
+         prompts_file, tokenizer, acceptance, acceptance_rates, **flags):
     """Measure one sustained-decode cell (and optionally its cold prefill).
 
     \b
@@ -53,7 +56,7 @@ def cell(profile_path, context, concurrency, prefill, sets, out, force, seed, lo
     """
     debug = debug_settings(out, profiler, profile_steps, profile_skip, profile_dir, profile_with_stack, nvtx, break_at_step,
                            break_at_slow_step, profile_slow)
-    profile = load_with_overrides(profile_path, sets)
+    profile = load_with_overrides(profile_path, sets, from_flags(acceptance, acceptance_rates))
     text = open_prompts(profile, prompts_file, tokenizer)
     L = parse_tokens(context)
     C = parse_int_list(concurrency)

@@ -72,6 +72,17 @@ def open_prompts(profile, prompts_file: str | None, tokenizer: str | None):
     return open_text(prompts_file, tokenizer, source, seed=0)
 
 
+def acceptance_options(f):
+    """``--acceptance L`` / ``--acceptance-rates r1,...,rk``: draft acceptance forced (``inproc.plan.acceptance``)."""
+    f = click.option("--acceptance-rates", "acceptance_rates", metavar="R1,...,RK",
+                     help="Force per-position unconditional acceptance rates (rate i: the first i drafts all "
+                          "accepted), non-increasing, one per draft token (vLLM only).")(f)
+    return click.option("--acceptance", "acceptance", metavar="L",
+                        help="Force the mean acceptance length L in [1, k + 1] (the bonus token included) with the "
+                             "engine's own benchmark knob (docs/speculative.md); default: the engine's own acceptance, "
+                             "or the profile's [speculative] acceptance.")(f)
+
+
 MAX_RETRY_DISTURBED = 10  # each try costs a cell's time; past this the machine is busy, not unlucky
 
 

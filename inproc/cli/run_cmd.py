@@ -13,6 +13,7 @@ from inproc.cli.options import (
     debug_settings,
     exit_code,
     loop_settings,
+    acceptance_options,
     matrix_options,
     open_prompts,
     prompt_options,
@@ -22,6 +23,7 @@ from inproc.cli.options import (
 from inproc.render.markdown import render_markdown
 from inproc.render.text import render_matrix
 from inproc.record.io import write_text_atomic
+from inproc.plan.acceptance import from_flags
 from inproc.profiles.spec import load_with_overrides
 from inproc.run.session import run_matrix
 from inproc.errors import UsageError
@@ -43,11 +45,13 @@ from inproc.units import parse_cell_list, parse_int_list, parse_token_list
               help="Attach this `inproc selftest --out` record: its verdict and engine build go into the results' notes.")
 @matrix_options
 @prompt_options
+@acceptance_options
 @retry_option
 @debug_options(with_breakpoint=False)
 def run(profile_path, contexts, concurrency, cells, prefill_contexts, no_prefill, prefill_samples, resume, shard,
         selftest_file, sets, out, force, seed, loop_check, telemetry_hz, profiler, profile_steps, profile_skip, profile_dir,
-        profile_with_stack, nvtx, step_timeout, retry_disturbed, prompts_file, tokenizer, **flags):
+        profile_with_stack, nvtx, step_timeout, retry_disturbed, prompts_file, tokenizer, acceptance, acceptance_rates,
+        **flags):
     """Measure cold prefill per context, then sustained decode for every context x concurrency cell.
 
     \b
@@ -57,7 +61,7 @@ def run(profile_path, contexts, concurrency, cells, prefill_contexts, no_prefill
     from inproc.selftest.report import attach, load
 
     checked = load(selftest_file) if selftest_file else None  # a bad file is one line, before any build
-    profile = load_with_overrides(profile_path, sets)
+    profile = load_with_overrides(profile_path, sets, from_flags(acceptance, acceptance_rates))
     text = open_prompts(profile, prompts_file, tokenizer)
     settings = settings_with(
         profile.matrix,

@@ -16,6 +16,7 @@ from inproc import engines
 from inproc.cli.options import command_line, measure_options, open_prompts, prompt_options, retry_option, settings_with
 from inproc.errors import UsageError
 from inproc.plan.matrix import check_contexts
+from inproc.plan.acceptance import parse_length
 from inproc.profiles.spec import Profile, load_with_overrides
 from inproc.record.io import write_text_atomic
 from inproc.render import breakeven
@@ -124,7 +125,8 @@ def _variants(profile: Profile, varies, zipped: bool, graph_sizes: str | None, f
 
 
 def _speculation(profile: Profile, graph_sizes, forced, varied: tuple[Variant, ...]) -> tuple[Variant, ...]:
-    """The variants of a where-speculation-pays sweep (inproc.sweep.acceptance)."""
+    """The variants of a where-speculation-pays sweep (inproc.sweep.acceptance); each forced length checked
+    against every speculative variant's profile as its child will (a length above k + 1: one line here)."""
     if graph_sizes:
         raise UsageError("--graph-sizes and --acceptance/--break-even measure different things; run them as two sweeps.")
     if not forced and not varied:
@@ -132,6 +134,9 @@ def _speculation(profile: Profile, graph_sizes, forced, varied: tuple[Variant, .
                          "--vary speculative-config.num_speculative_tokens=1,2,3) or --acceptance L1,L2,...")
     adapter = engines.get(profile.engine)
     base = no_speculation(adapter.speculation_keys(profile.engine_args), adapter.label, profile.path or profile.name)
+    for value in forced:
+        for v in varied or (Variant(0, ()),):
+            profile.with_overrides(v.sets).with_acceptance(parse_length(value))
     return speculation_variants(base, forced, varied)
 
 

@@ -14,6 +14,10 @@ Left out on purpose:
 - the profile's name, path and ``--set`` strings: the same arguments from another file
   or given by ``--set`` are the same profile (its engine arguments are keys).
 - capacity: the engine derives it; a change shows as cells whose status changed.
+
+``spec.acceptance`` is kept apart from the engine arguments that carry it (vLLM's synthetic
+fields, SGLang's simulate variables are not recorded among them): history allows every engine
+argument to move between nights, and a forced acceptance must still be allowed by name.
 """
 from __future__ import annotations
 
@@ -23,12 +27,15 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from inproc.errors import UsageError
+from inproc.plan.acceptance import Acceptance
 from inproc.record.schema import RunRecord
 
 #: The plan settings that change what a decode cell measures.
 PLAN_KEYS = ("window_s", "window_steps", "max_output", "prompt_mode", "temperature", "suffix_tokens")
 FIXED_KEYS = ("engine.name", "engine.version", "gpu.model", "gpu.driver", "cpu.model", "profile.model",
-              *(f"plan.{k}" for k in PLAN_KEYS), "plan.loop_check", "plan.telemetry_hz")
+              *(f"plan.{k}" for k in PLAN_KEYS), "plan.loop_check", "plan.telemetry_hz", "spec.acceptance")
+#: ``spec.acceptance`` of a speculative run whose acceptance was the engine's own.
+NATURAL = "natural"
 OPEN_KEYS = ("profile.engine_args", "profile.env")  # followed by .NAME
 
 
@@ -48,9 +55,22 @@ def run_keys(rec: RunRecord) -> dict[str, object]:
     }
     if not gpus:  # a run on the CPU: the CPU is the device
         keys["cpu.model"] = rec.machine.cpu_model
+    acceptance = spec_acceptance(rec)
+    if acceptance is not None:
+        keys["spec.acceptance"] = acceptance
     keys.update({f"profile.engine_args.{k}": v for k, v in rec.profile.engine_args.items()})
     keys.update({f"profile.env.{k}": v for k, v in rec.profile.env.items()})
     return json.loads(json.dumps(keys, default=str))  # tuples and lists compare alike
+
+
+def spec_acceptance(rec: RunRecord) -> str | None:
+    """How a run's draft acceptance was set: the forced value ("length 2.5"), :data:`NATURAL`, or None
+    (no speculation). Forced against natural, or two forced values, is a difference to allow: it is the
+    input that sets a speculative cell's speed."""
+    forced = Acceptance.from_dict(rec.profile.acceptance)
+    if forced is not None:
+        return forced.describe()
+    return NATURAL if rec.engine.settings.speculative_method else None
 
 
 @dataclass(frozen=True)

@@ -133,16 +133,13 @@ class EngineAdapter:
     # size); empty where the engine's graphs are not sized in tokens (inproc graphs, sweep --graph-sizes).
     graph_size_args: tuple[str, ...] = ()
 
-    # Engine arguments naming the tokenizer (else the model's folder holds it): --prompts tokenizes with it.
-    tokenizer_args: tuple[str, ...] = ()
+    tokenizer_args: tuple[str, ...] = ()  # arguments naming the tokenizer (--prompts tokenizes with it)
+    # Arguments that switch speculation on, by name or prefix ("speculative-"): a sweep's variant without it drops them.
+    speculation_args: tuple[str, ...] = ()
 
     def tokenizer_source(self, model: str, engine_args: Mapping[str, object]) -> str:
         """Where the model's own tokenizer is: its tokenizer argument, else the model."""
         return next((str(engine_args[a]) for a in self.tokenizer_args if engine_args.get(a)), model)
-
-    # Engine arguments that switch speculative decoding on, by name or name prefix ("speculative-"):
-    # a sweep's variant without speculation removes them (``--set '!KEY'``).
-    speculation_args: tuple[str, ...] = ()
 
     def speculation_keys(self, engine_args: Mapping[str, object]) -> tuple[str, ...]:
         """The profile's engine arguments that switch speculation on (none: it does not speculate)."""
@@ -271,6 +268,15 @@ class EngineAdapter:
     def profiler_args(self, kind: str, directory: str, with_stack: bool) -> dict[str, object]:
         """Engine arguments the engine needs at build to profile later (none by default)."""
         return {}
+
+    def force_acceptance(self, launch: LaunchSpec, acceptance) -> LaunchSpec:
+        """``launch`` with draft acceptance forced to ``acceptance`` (an ``inproc.plan.acceptance.Acceptance``)
+        where this engine reads it; a one-line :class:`UsageError` where it cannot be (this default: no
+        way to force it), or where the profile does not speculate or ``acceptance`` does not fit its drafts."""
+        from inproc.errors import UsageError
+
+        raise UsageError(f"{self.label} has no way to force draft acceptance, so --acceptance and [speculative] "
+                         f"acceptance are refused here (docs/speculative.md lists the engines that have one).")
 
     # -- the engine ------------------------------------------------------------------------
     def selftest_module(self):

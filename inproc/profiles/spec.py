@@ -16,11 +16,12 @@ from pathlib import Path
 
 from inproc import engines
 from inproc.errors import UsageError
+from inproc.plan.acceptance import Acceptance, from_profile, in_profile
 from inproc.plan.settings import ANATOMY_CHOICES, MatrixSettings
 from inproc.types import LaunchSpec
 from inproc.units import parse_cell_list, parse_tokens
 
-TOP_LEVEL_KEYS = ("engine", "model", "hardware", "notes", "gpus", "engine_args", "env", "matrix")
+TOP_LEVEL_KEYS = ("engine", "model", "hardware", "notes", "gpus", "engine_args", "env", "matrix", "speculative")
 
 
 @dataclass(frozen=True)
@@ -38,11 +39,23 @@ class Profile:
     gpus: int = 0
     path: str = ""
     overrides: tuple[str, ...] = ()  # the --set KEY=VALUE strings applied, in order
+    # A forced draft acceptance ([speculative] acceptance, --acceptance): None, the engine's own.
+    acceptance: Acceptance | None = None
 
     @property
     def launch(self) -> LaunchSpec:
-        """What the engine adapter builds from this profile."""
-        return LaunchSpec(self.engine, self.model, dict(self.engine_args), dict(self.env))
+        """What the engine adapter builds from this profile (a forced acceptance put where the engine reads it)."""
+        launch = LaunchSpec(self.engine, self.model, dict(self.engine_args), dict(self.env))
+        return engines.get(self.engine).force_acceptance(launch, self.acceptance) if self.acceptance else launch
+
+    def with_acceptance(self, acceptance: Acceptance | None) -> "Profile":
+        """This profile with ``acceptance`` forced (None keeps the profile's own); checked against its
+        engine and draft count at once, so bad input is one line before anything is built."""
+        if acceptance is None:
+            return self
+        forced = replace(self, acceptance=acceptance)
+        forced.launch  # noqa: B018 -- the adapter's checks: a profile without speculation, k, the engine's support
+        return forced
 
     def with_overrides(self, sets: tuple[str, ...]) -> "Profile":
         """Apply ``--set KEY=VALUE`` overrides (VALUE parsed as TOML when it can be).
@@ -50,7 +63,8 @@ class Profile:
         ``KEY`` is an engine argument by its CLI name, may reach into a table argument
         (``--set speculative-config.num_speculative_tokens=2``), or is ``env.NAME``: an
         environment variable of the engine, set before it is imported (the profile's [env]).
-        ``!KEY`` removes the engine argument KEY (nothing where the profile lacks it).
+        ``!KEY`` removes the engine argument KEY (nothing where the profile lacks it); where that leaves no
+        speculation, a forced acceptance ([speculative] acceptance) goes with it.
         """
         args, env = dict(self.engine_args), dict(self.env)
         for item in sets:
@@ -68,7 +82,10 @@ class Profile:
             if top in engines.model_args():
                 raise UsageError(f"Bad --set {item!r}: the model is the profile's 'model' key, not an engine argument.")
             args[top] = _set_nested(args.get(top), sub, _parse_value(raw), item) if sub else _parse_value(raw)
-        return replace(self, engine_args=args, env=env, overrides=self.overrides + tuple(sets))
+        unset = any(item.startswith(UNSET_PREFIX) for item in sets)
+        drafts = not unset or engines.get(self.engine).speculation_keys(args)
+        return replace(self, engine_args=args, env=env, overrides=self.overrides + tuple(sets),
+                       acceptance=self.acceptance if drafts else None)
 
 
 ENV_PREFIX = "env"  # --set env.NAME=VALUE
@@ -194,6 +211,14 @@ def _env(table: object, where: str) -> dict[str, str]:
     return out
 
 
+def _speculative(table: object, where: str) -> Acceptance | None:
+    """The [speculative] table: ``acceptance`` forced (a mean length or per-position rates), or nothing."""
+    if not isinstance(table, dict) or set(table) - {"acceptance"}:
+        raise UsageError(f"{where}: [speculative] holds one key, acceptance: a mean acceptance length "
+                         "(acceptance = 2.5) or per-position unconditional rates (acceptance = [0.9, 0.7, 0.5]).")
+    return from_profile(table["acceptance"], where) if "acceptance" in table else None
+
+
 def _resolve_model(model: object, folder: Path, where: str) -> str:
     if not isinstance(model, str) or not model.strip():
         raise UsageError(f"{where}: 'model' must be a local path or a model id, e.g. model = \"models/tiny-llama\".")
@@ -241,6 +266,7 @@ def load_profile(path: str | os.PathLike) -> Profile:
         notes=data.get("notes", ""),
         gpus=gpus,
         path=str(p.resolve()),
+        acceptance=_speculative(data.get("speculative", {}), str(p)),
     )
 
 
@@ -253,7 +279,14 @@ def shipped_profiles() -> list[str]:
     return sorted(str(f.relative_to(d.parent)) for f in d.glob("*.toml")) if d.is_dir() else []
 
 
-def load_with_overrides(path: str | os.PathLike, sets: tuple[str, ...] = ()) -> Profile:
-    """:func:`load_profile`, then the ``--set KEY=VALUE`` overrides in order."""
+def load_with_overrides(path: str | os.PathLike, sets: tuple[str, ...] = (), acceptance: Acceptance | None = None) -> Profile:
+    """:func:`load_profile`, then the ``--set KEY=VALUE`` overrides in order, then a forced acceptance
+    (``--acceptance``: it replaces the profile's own [speculative] acceptance), checked against the engine."""
     profile = load_profile(path)
-    return profile.with_overrides(tuple(sets)) if sets else profile
+    profile = profile.with_overrides(tuple(sets)) if sets else profile
+    if acceptance is not None:
+        return profile.with_acceptance(acceptance)
+    try:
+        return profile.with_acceptance(profile.acceptance)
+    except UsageError as e:
+        raise in_profile(e, str(path)) from None

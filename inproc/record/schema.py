@@ -39,6 +39,8 @@ class ProfileRef:
     notes: str = ""
     gpus: int = 0
     overrides: tuple[str, ...] = ()
+    # The draft acceptance forced (``inproc.plan.acceptance.Acceptance.to_dict``); None: the engine's own.
+    acceptance: Mapping[str, object] | None = None
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ import time
 from inproc.engines.base import Engine
 from inproc.measure.judge import Verdict
 from inproc.measure.peaks import Peaks
+from inproc.plan.acceptance import Acceptance, flag_args
 from inproc.plan.matrix import CellPlan
 from inproc.plan.prompts import CellPrompts, PromptFactory, prefill_prompt
 from inproc.record import derive
@@ -92,7 +93,8 @@ def warm_up(driver: Driver, engine: Engine, prompts: PromptFactory, batch: int) 
     return time.perf_counter() - t0
 
 
-def reproduce_command(profile_path: str, overrides: tuple[str, ...], plan: RunPlan, cell: CellPlan) -> str:
+def reproduce_command(profile_path: str, overrides: tuple[str, ...], plan: RunPlan, cell: CellPlan,
+                      acceptance: Acceptance | None = None) -> str:
     """The ``inproc cell`` command that measures this cell again: same seed, every flag that changes a figure or status.
 
     The flags left out (--step-timeout, --profile, --nvtx, --out) change no figure; the
@@ -113,6 +115,7 @@ def reproduce_command(profile_path: str, overrides: tuple[str, ...], plan: RunPl
         parts += ["--telemetry-hz", f"{hz:g}"]
     for item in overrides:
         parts += ["--set", item]
+    parts += flag_args(acceptance)
     if plan.prompts is not None:
         parts += ["--prompts", plan.prompts.file, "--tokenizer", plan.prompts.tokenizer]
     return shlex.join(parts)

@@ -20,6 +20,7 @@ from inproc import types as st
 from inproc.engines import build_engine
 from inproc.engines.base import Engine
 from inproc.measure.judge import Verdict
+from inproc.plan.acceptance import Acceptance
 from inproc.plan.matrix import MatrixPlan
 from inproc.plan.prompts import PromptFactory
 from inproc.plan.text import TextPrompts
@@ -211,7 +212,8 @@ class Runner:
 
     def _decode_once(self, cell) -> DecodeEntry:
         rec, progress = self.record, self.ctx.progress
-        reproduce = reproduce_command(rec.profile.path or rec.profile.name, rec.profile.overrides, rec.plan, cell)
+        reproduce = reproduce_command(rec.profile.path or rec.profile.name, rec.profile.overrides, rec.plan, cell,
+                                      Acceptance.from_dict(rec.profile.acceptance))
         self._measuring("decode", cell, reproduce)
         if not cell.pre_status:
             progress.begin(f"decode  {cell.context:>8,} x {cell.concurrency:<3}")

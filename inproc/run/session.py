@@ -51,7 +51,8 @@ def check_output_path(out: str | None, force: bool) -> None:
 
 def profile_ref(profile: Profile) -> ProfileRef:
     return ProfileRef(profile.name, profile.path, profile.engine, profile.model, dict(profile.engine_args),
-                      dict(profile.env), profile.hardware, profile.notes, profile.gpus, tuple(profile.overrides))
+                      dict(profile.env), profile.hardware, profile.notes, profile.gpus, tuple(profile.overrides),
+                      profile.acceptance.to_dict() if profile.acceptance else None)
 
 
 def _differing(mine: dict, stored: dict) -> list[str]:
@@ -62,7 +63,7 @@ def _differing(mine: dict, stored: dict) -> list[str]:
 
 def resume_refusal(old: RunRecord, profile: Profile, settings: MatrixSettings) -> str:
     """Why a results file cannot be resumed with this profile and plan ("" when it can)."""
-    keys = ("engine", "model", "engine_args", "overrides")
+    keys = ("engine", "model", "engine_args", "overrides", "acceptance")
     mine, theirs = dataclasses.asdict(profile_ref(profile)), dataclasses.asdict(old.profile)
     if diff := _differing({k: mine[k] for k in keys}, theirs):
         return f"it was made from a different profile ({', '.join(diff)} differ)"

@@ -5,7 +5,7 @@ from dataclasses import replace
 
 import pytest
 
-from inproc.compare.keys import KeyDiff, allowed, check_allow_keys, check_one_profile, differing, run_keys
+from inproc.compare.keys import KeyDiff, allowed, check_allow_keys, check_one_profile, differing, run_keys, split_allowed
 from inproc.errors import UsageError
 from inproc.record.io import load_results
 from tests.conftest import FIXTURES
@@ -58,3 +58,22 @@ def test_a_baseline_of_two_profiles_is_refused_unless_allowed():
 def test_a_window_of_steps_is_not_comparable_with_a_window_of_seconds():
     steps = replace(RUN2, plan=replace(RUN2.plan, settings=replace(RUN2.plan.settings, window_steps=40)))
     assert [d.describe() for d in differing([RUN1], [steps])] == ["plan.window_steps ((unset) vs 40)"]
+
+
+def test_forced_acceptance_is_a_difference_to_allow_by_name_even_where_engine_arguments_may_move():
+    from inproc.history.build import HISTORY_ALLOWS
+
+    spec = lambda rec, forced: replace(  # noqa: E731 -- a speculative run, its acceptance natural or forced
+        rec, engine=replace(rec.engine, settings=replace(rec.engine.settings, speculative_method="ngram")),
+        profile=replace(rec.profile, acceptance=forced))
+    natural, l2, l3 = spec(RUN1, None), spec(RUN2, {"length": 2.0}), spec(RUN2, {"length": 3.0})
+    assert differing([natural], [spec(RUN2, None)]) == []
+    # Would fail: the forced value kept only among the engine arguments (history allows those every night).
+    for base, new, shown in ((natural, l2, "spec.acceptance (natural vs length 2)"),
+                             (l2, l3, "spec.acceptance (length 2 vs length 3)")):
+        diffs = differing([base], [new])
+        assert [d.describe() for d in diffs] == [shown]
+        assert split_allowed(diffs, HISTORY_ALLOWS)[1] == diffs  # history refuses it too
+        assert split_allowed(diffs, ["spec.acceptance"])[1] == []
+    assert "spec.acceptance" not in run_keys(RUN1)  # no speculation: no key
+    assert check_allow_keys(["spec.acceptance"]) == ("spec.acceptance",)

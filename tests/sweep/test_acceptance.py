@@ -41,6 +41,17 @@ def test_the_variant_without_speculation_drops_the_speculation_argument_and_the_
     assert [v.index for v in variants] == [1, 2, 3, 4, 5] and len({v.file for v in variants}) == 5
 
 
+def test_removing_speculation_also_drops_a_forced_acceptance(tmp_path):
+    forced = tmp_path / "forced.toml"
+    forced.write_text(NGRAM.read_text().replace('"models/', f'"{NGRAM.parent}/models/') + "\n[speculative]\nacceptance = 2.5\n")
+    profile = load_with_overrides(forced)
+    assert profile.acceptance is not None and profile.acceptance.mean_length == 2.5
+    plain = profile.with_overrides(("!speculative-config",))
+    assert plain.acceptance is None and "speculative-config" not in plain.engine_args
+    plain.launch  # noqa: B018 - no refusal: nothing is forced on a profile that no longer speculates
+    assert profile.with_overrides(("max-num-seqs=4",)).acceptance == profile.acceptance
+
+
 def test_a_forced_length_reaches_the_childs_command_and_survives_sweep_json(tmp_path):
     _, variants = _variants(("2",))
     plan = SweepPlan(str(NGRAM), "p", "vllm", (), False, ("--no-prefill",), 1, acceptance=("2",), break_even=True, at=2.5)
@@ -70,6 +81,7 @@ def test_bad_lengths_are_refused(text, needle):
     (NGRAM, ["--acceptance", "2", "--at", "0.5"], "Bad --at 0.5"),
     (NGRAM, ["--vary", "max-num-seqs=4,8", "--at", "2"], "--at 2 reads the speedup"),
     (NGRAM, ["--acceptance", "2", "--graph-sizes", "[1,2]"], "two sweeps"),
+    (NGRAM, ["--acceptance", "2,9"], "9"),  # above k + 1 = 4: refused here, as each child would
 ])
 def test_refusals_are_one_line_exit_2_and_make_no_folder(profile, args, needle, tmp_path, capfd):
     out = tmp_path / "sweep"

@@ -42,10 +42,22 @@ class SglangAdapter(EngineAdapter):
 
         return selftest
 
+    def force_acceptance(self, launch, acceptance):
+        from inproc.engines.sglang.acceptance import force
+
+        return force(launch, acceptance)
+
     def build(self, launch):
+        from inproc.engines.sglang.acceptance import check_applied
         from inproc.engines.sglang.engine import build_sglang_engine
 
-        return build_sglang_engine(launch)
+        engine = build_sglang_engine(launch)
+        try:
+            check_applied(launch)  # a forced length SGLang did not read would measure natural acceptance
+        except BaseException:
+            engine.shutdown()
+            raise
+        return engine
 
 
 ADAPTER = SglangAdapter()

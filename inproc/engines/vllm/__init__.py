@@ -54,6 +54,11 @@ class VllmAdapter(EngineAdapter):
                                         "torch_profiler_with_stack": with_stack}}
         return {"profiler-config": {"profiler": "cuda"}}
 
+    def force_acceptance(self, launch, acceptance):
+        from inproc.engines.vllm.acceptance import force
+
+        return force(launch, acceptance)
+
     def build(self, launch):
         from inproc.engines.vllm.engine import build_vllm_engine
 
