@@ -8,8 +8,8 @@ lines that are all JSON objects are JSON lines, anything else plain text.
 Texts are tokenized by a Hugging Face ``tokenizer.json`` (the ``tokenizers`` package, which every
 engine installs) without special tokens, so a prompt's ids are exactly the text's ids. The draw
 mirrors the synthetic prompts (``inproc.plan.prompts``): each key (prefill sample, cell context,
-request) mixed with the run's seed picks one text, whose ids are cut, or repeated end to end, to the
-length asked; the same file, tokenizer and seed give the same ids.
+request) mixed with the run's seed picks one text and a start in it; its ids from there are cut, or
+the text repeated end to end, to the length asked; the same file, tokenizer and seed give the same ids.
 """
 from __future__ import annotations
 
@@ -144,21 +144,28 @@ class TextPrompts:
                                           dtype=np.int64)
         return self._ids[index]
 
-    def pick(self, *key: object) -> int:
-        """The text drawn for ``key``: the same key and seed always pick the same text (one with ids)."""
+    def pick(self, *key: object) -> tuple[int, int]:
+        """(the text drawn for ``key``, the id its cut starts at): the same key and seed always draw the same.
+
+        The start is drawn too, so two requests that draw one text (few texts, many requests) still
+        differ from their first token: a distinct-mode request never finds another's blocks in the
+        prefix cache, as with synthetic ids.
+        """
         words = [self.seed & 0xFFFFFFFF] + [zlib.crc32(repr(k).encode()) for k in key]
         rng = np.random.default_rng(np.random.SeedSequence(words))
         for _ in range(64):  # a text that tokenizes to nothing is drawn past
             index = int(rng.integers(len(self.texts)))
-            if self.ids_of(index).size:
-                return index
+            size = self.ids_of(index).size
+            if size:
+                return index, int(rng.integers(size))
         raise UsageError(f"--prompts {self.source.file!r}: the texts drawn tokenize to no ids with {self.source.tokenizer}.")
 
     def tokens(self, n: int, *key: object) -> list[int]:
-        """``n`` ids cut from the text drawn for ``key``, repeated end to end where it is shorter."""
-        index = self.pick(*key)
+        """``n`` ids of the text drawn for ``key``, from its drawn start to its end and on from its beginning
+        again (the text repeated end to end) until there are ``n``."""
+        index, start = self.pick(*key)
         self.used.add(index)
-        return np.resize(self.ids_of(index), n).tolist()
+        return np.resize(np.roll(self.ids_of(index), -start), n).tolist()
 
     def with_seed(self, seed: int) -> "TextPrompts":
         """The same texts and tokenizer drawn by ``seed`` (the run's), nothing drawn yet."""

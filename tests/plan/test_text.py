@@ -46,9 +46,10 @@ def test_ids_are_the_tokenizers_ids_of_the_recorded_text_cut_or_repeated_to_the_
     tok = text.tokenizer
     for n in (1, 5, 17, 64, 257):
         ids = text.tokens(n, "cell", 256, 4, n)
-        own = tok.encode(PARAGRAPHS[text.pick("cell", 256, 4, n)], add_special_tokens=False).ids
-        assert len(ids) == n
-        assert ids == (own * (n // len(own) + 1))[:n]
+        index, start = text.pick("cell", 256, 4, n)
+        own = tok.encode(PARAGRAPHS[index], add_special_tokens=False).ids
+        assert len(ids) == n and 0 <= start < len(own)
+        assert ids == (own[start:] + own * (n // len(own) + 1))[:n]
     assert text.recorded().used == tuple(sorted(text.used)) and set(text.used) <= set(range(len(PARAGRAPHS)))
     assert text.source.tokenizer == str(model / "tokenizer.json") and text.source.texts == len(PARAGRAPHS)
 
@@ -62,7 +63,12 @@ def test_cells_get_exact_contexts_in_both_modes_and_the_seed_reproduces_them(cor
         reqs = [[p.request(i) for i in range(8)] for p in prompts]
         assert all(len(r) == 300 for r in reqs[0])
         assert reqs[0] == reqs[1] and reqs[0] != reqs[2]  # same seed same ids; another seed others
-        assert len({tuple(r) for r in reqs[0]}) > 1  # requests differ
+        # 8 requests from 6 texts (pigeonhole: two share a text): the drawn start still sets them apart from their
+        # first tokens, so no request finds another's blocks in the prefix cache
+        if mode == "distinct":
+            assert len({tuple(r[:8]) for r in reqs[0]}) == 8
+        else:
+            assert len({tuple(r) for r in reqs[0]}) >= 6
         if mode == "shared":
             prefix = prompts[0].shared_prefix()
             assert all(r[:len(prefix)] == prefix for r in reqs[0]) and len(prefix) == 300 - 32
