@@ -111,3 +111,15 @@ def test_no_tokenizer_is_one_line_exit_2(corpus, tmp_path, capfd):
         lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
         assert p.returncode == 2 and len(lines) == 1 and needle in lines[0] and also in lines[0], p.stderr
     assert not out.exists()
+
+
+def test_a_sweep_hands_every_variant_the_checked_file_and_tokenizer(corpus, tmp_path):
+    from inproc.cli.sweep_cmd import _passed, _run_args
+    from inproc.telemetry.sampler import DEFAULT_HZ
+
+    files, model = corpus
+    text = open_text(str(files["text"]), None, str(model), 0)
+    args = _run_args(None, None, None, (), True, DEFAULT_HZ, _passed({}, 0, text))
+    assert args[args.index("--prompts") + 1] == str(files["text"].resolve())
+    assert args[args.index("--tokenizer") + 1] == str(model / "tokenizer.json")
+    assert "--prompts" not in _run_args(None, None, None, (), True, DEFAULT_HZ, _passed({}, 0, None))
