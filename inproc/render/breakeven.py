@@ -74,8 +74,9 @@ def markdown_lines(pays: tuple[CellPays, ...], table) -> list[str]:
              "tok/s meets the variant without speculation.", "",
              table(SUMMARY_HEAD, [summary_values(p) for p in pays])]
     for p in pays:
+        points = cell_points(p)
         lines += ["", f"### {format_tokens(p.context)} × {p.concurrency}: {verdict_text(p)}", "",
-                  table(POINT_HEAD, [point_values(q) for q in cell_points(p)])]
+                  table(POINT_HEAD, [point_values(q) for q in points]) if points else "No variant on the curve."]
     return lines
 
 

@@ -14,8 +14,9 @@ different from zero, |d(a)| <= q · se(d(a)), with se(d(a))² the fit's variance
 base's. q is Student's t with Welch–Satterthwaite degrees of freedom, each tok/s's standard
 error counting as estimated from its sub-windows. Where the points scatter about the line by
 more than their standard errors say (reduced chi-square above 1), the fit's covariance is
-scaled up by it. The measured acceptance lengths are taken as exact: each is a mean over many
-drafts, its error small beside the spacing of the variants.
+scaled up by it. The measured acceptance lengths are taken as exact: a window's tok/s follows the
+acceptance it measured, so an error in that mean moves the point along the line, not off it (the
+simulated sweeps of ``scripts/bench.py breakeven`` draw it so).
 
 Verdicts, over the measured range of acceptance lengths [lowest, highest point]:
 ``pays above``/``pays below`` a*, with its interval (bounded); ``always pays`` or ``never pays``
@@ -159,7 +160,7 @@ def find_break_even(points: list[Point], base: Point | None, level: float = LEVE
     lengths = sorted({p.acceptance for p in pts})
     lowest, highest = (lengths[0], lengths[-1]) if lengths else (None, None)
     if base is None or len(lengths) < 2:
-        why = ("no Valid variant without speculation" if base is None
+        why = ("no Valid, undisturbed variant without speculation" if base is None
                else "fewer than two speculative variants of different measured acceptance")
         return BreakEven(UNDETERMINED, None, None, None, lowest, highest, why)
     fit = fit_line(pts)

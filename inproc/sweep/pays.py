@@ -30,7 +30,7 @@ class TokSError:
 
 
 def tok_s_error(trace: CellTrace) -> TokSError | None:
-    """The standard error of :func:`inproc.measure.metrics.total_tok_s` from the window's sub-windows.
+    """The standard error of the cell's total tok/s (``metrics.total_tok_s``) from the window's sub-windows.
 
     The window is cut into :data:`SUBWINDOWS` runs of consecutive steps (``metrics.subwindows`` by
     steps); total tok/s is their tokens over their seconds, a ratio estimator, whose standard
