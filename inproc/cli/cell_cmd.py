@@ -9,7 +9,10 @@ from dataclasses import replace
 import click
 
 from inproc.cli.matrix_run import measure
-from inproc.cli.options import acceptance_options, debug_options, debug_settings, exit_code, matrix_options, settings_with
+from inproc.cli.options import (
+    acceptance_options, debug_options, debug_settings, exit_code, matrix_options, open_prompts, prompt_options,
+    settings_with,
+)
 from inproc.errors import UsageError
 from inproc.render.text import render_matrix
 from inproc.plan.acceptance import from_flags
@@ -23,11 +26,12 @@ from inproc.units import parse_int_list, parse_tokens
 @click.option("--concurrency", required=True, help="Requests in flight C.")
 @click.option("--prefill", is_flag=True, help="Also measure cold prefill at this context first.")
 @matrix_options
+@prompt_options
 @acceptance_options
 @debug_options(with_breakpoint=True)
 def cell(profile_path, context, concurrency, prefill, sets, out, force, seed, loop_check, telemetry_hz, profiler,
          profile_steps, profile_skip, profile_dir, profile_with_stack, nvtx, break_at_step, break_at_slow_step, profile_slow, step_timeout,
-         acceptance, acceptance_rates, **flags):
+         prompts_file, tokenizer, acceptance, acceptance_rates, **flags):
     """Measure one sustained-decode cell (and optionally its cold prefill).
 
     \b
@@ -44,6 +48,7 @@ def cell(profile_path, context, concurrency, prefill, sets, out, force, seed, lo
     debug = debug_settings(out, profiler, profile_steps, profile_skip, profile_dir, profile_with_stack, nvtx, break_at_step,
                            break_at_slow_step, profile_slow)
     profile = load_with_overrides(profile_path, sets, from_flags(acceptance, acceptance_rates))
+    text = open_prompts(profile, prompts_file, tokenizer)
     L = parse_tokens(context)
     C = parse_int_list(concurrency)
     if len(C) != 1:
@@ -52,7 +57,7 @@ def cell(profile_path, context, concurrency, prefill, sets, out, force, seed, lo
     if settings.kernels is None:  # neither the flag nor the profile said: one cell is looked into, so on
         settings = replace(settings, kernels=True)
     record = measure(profile, settings, loop_check=loop_check, telemetry_hz=telemetry_hz, out=out, seed=seed, force=force,
-                     debug=debug, step_timeout=step_timeout)
+                     debug=debug, step_timeout=step_timeout, text=text)
     click.echo(render_matrix(record))
     if out:
         click.echo(f"\nresults: {out}")

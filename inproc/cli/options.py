@@ -49,6 +49,29 @@ def measure_options(f):
     return f
 
 
+def prompt_options(f):
+    """``--prompts FILE`` and ``--tokenizer PATH``: prompts cut from real text (inproc.plan.text)."""
+    f = click.option("--tokenizer", metavar="PATH",
+                     help="With --prompts: the tokenizer.json (or a folder with one) to tokenize the text with "
+                          "(default: the model's own; needed where the profile skips tokenizer start-up).")(f)
+    return click.option("--prompts", "prompts_file", metavar="FILE",
+                        help="Cut prompts from this text: plain text, JSON lines with a 'prompt' or 'text' field, or "
+                             "ShareGPT JSON; drawn by the seed, cut or repeated to each context.")(f)
+
+
+def open_prompts(profile, prompts_file: str | None, tokenizer: str | None):
+    """The text prompts of ``--prompts`` (None without it); bad input is one line before any build."""
+    if prompts_file is None:
+        if tokenizer is not None:
+            raise UsageError(f"--tokenizer {tokenizer} tokenizes --prompts FILE; give --prompts too, or drop it.")
+        return None
+    from inproc import engines
+    from inproc.plan.text import open_text
+
+    source = engines.get(profile.engine).tokenizer_source(profile.model, profile.engine_args)
+    return open_text(prompts_file, tokenizer, source, seed=0)
+
+
 def acceptance_options(f):
     """``--acceptance L`` / ``--acceptance-rates r1,...,rk``: draft acceptance forced (``inproc.plan.acceptance``)."""
     f = click.option("--acceptance-rates", "acceptance_rates", metavar="R1,...,RK",

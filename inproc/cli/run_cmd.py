@@ -8,7 +8,8 @@ import click
 
 from inproc.cli.matrix_run import measure
 from inproc.cli.options import (
-    acceptance_options, debug_options, debug_settings, exit_code, matrix_options, retry_option, settings_with,
+    acceptance_options, debug_options, debug_settings, exit_code, matrix_options, open_prompts, prompt_options,
+    retry_option, settings_with,
 )
 from inproc.render.markdown import render_markdown
 from inproc.render.text import render_matrix
@@ -33,12 +34,14 @@ from inproc.units import parse_cell_list, parse_int_list, parse_token_list
 @click.option("--selftest", "selftest_file", type=click.Path(dir_okay=False),
               help="Attach this `inproc selftest --out` record: its verdict and engine build go into the results' notes.")
 @matrix_options
+@prompt_options
 @acceptance_options
 @retry_option
 @debug_options(with_breakpoint=False)
 def run(profile_path, contexts, concurrency, cells, prefill_contexts, no_prefill, prefill_samples, resume, shard,
         selftest_file, sets, out, force, seed, loop_check, telemetry_hz, profiler, profile_steps, profile_skip, profile_dir,
-        profile_with_stack, nvtx, step_timeout, retry_disturbed, acceptance, acceptance_rates, **flags):
+        profile_with_stack, nvtx, step_timeout, retry_disturbed, prompts_file, tokenizer, acceptance, acceptance_rates,
+        **flags):
     """Measure cold prefill per context, then sustained decode for every context x concurrency cell.
 
     \b
@@ -49,6 +52,7 @@ def run(profile_path, contexts, concurrency, cells, prefill_contexts, no_prefill
 
     checked = load(selftest_file) if selftest_file else None  # a bad file is one line, before any build
     profile = load_with_overrides(profile_path, sets, from_flags(acceptance, acceptance_rates))
+    text = open_prompts(profile, prompts_file, tokenizer)
     settings = settings_with(
         profile.matrix,
         # Given but empty (--contexts "") is an error of parse_*_list, never "the profile's default".
@@ -66,7 +70,7 @@ def run(profile_path, contexts, concurrency, cells, prefill_contexts, no_prefill
     debug = debug_settings(resume or out, profiler, profile_steps, profile_skip, profile_dir, profile_with_stack, nvtx)
     record = measure(profile, settings, loop_check=loop_check, telemetry_hz=telemetry_hz, out=out, seed=seed,
                      resume=resume, force=force, debug=debug, shard=part, step_timeout=step_timeout,
-                     retry_disturbed=retry_disturbed)
+                     retry_disturbed=retry_disturbed, text=text)
     results = Path(resume or out)
     record = attach(record, checked, str(results)) if checked is not None else record
     click.echo(render_matrix(record))

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import secrets
 import sys
@@ -12,13 +13,16 @@ import click
 
 import inproc
 from inproc import engines
-from inproc.cli.options import command_line, measure_options, retry_option, settings_with
+from inproc.cli.options import command_line, measure_options, open_prompts, prompt_options, retry_option, settings_with
 from inproc.errors import UsageError
 from inproc.plan.matrix import check_contexts
+from inproc.plan.acceptance import parse_length
 from inproc.profiles.spec import Profile, load_with_overrides
 from inproc.record.io import write_text_atomic
+from inproc.render import breakeven
 from inproc.render.sweep import render_sweep_markdown
 from inproc.sweep.manifest import DONE, SWEEP_FILE, Sweep, SweepPlan, VariantRun, load_sweep, sweep_path
+from inproc.sweep.acceptance import no_speculation, parse_acceptance, parse_at, speculation_variants
 from inproc.sweep.graph_lists import graph_variants, parse_graph_sizes
 from inproc.sweep.plan import Variant, parse_varies, plan_variants
 from inproc.sweep.run import run_sweep
@@ -39,6 +43,14 @@ SUMMARY_FILE = "sweep.md"
 @click.option("--graph-sizes", metavar="LISTS",
               help="Lists of CUDA-graph capture sizes, one engine each: a sizes file from 'inproc graphs --sweep-file' "
                    "(FILE, or FILE:captured,suggested), or captured (the profile's own) and bracketed lists [1,2,4,8].")
+@click.option("--acceptance", "acceptance", metavar="L1,L2,...",
+              help="Where speculation pays: one variant per forced mean acceptance length (inproc run --acceptance), "
+                   "crossed with any --vary, and one with the profile's speculation removed (implies --break-even).")
+@click.option("--break-even", "break_even", is_flag=True,
+              help="Add a variant with the profile's speculation removed and find, per cell, the measured acceptance "
+                   "length where speculative tok/s meets it (the --vary variants should change acceptance: the draft "
+                   "count, the n-gram windows).")
+@click.option("--at", "at", type=float, metavar="L", help="With --acceptance/--break-even: the speedup at this acceptance length.")
 @click.option("--cells", help="Decode cells, CONTEXTxCONCURRENCY: 8Kx1,8Kx16 (or --contexts and --concurrency).")
 @click.option("--contexts", help="Decode contexts of a grid, e.g. 8K,32K.")
 @click.option("--concurrency", help="Concurrency levels of a grid, e.g. 1,16,64.")
@@ -47,9 +59,10 @@ SUMMARY_FILE = "sweep.md"
 @click.option("--resume", is_flag=True, help="Continue the sweep in --out: run only the variants not done or failed.")
 @click.option("--force", is_flag=True, help="Start over in an existing sweep folder.")
 @measure_options
+@prompt_options
 @retry_option
-def sweep(profile_path, varies, zipped, graph_sizes, cells, contexts, concurrency, out_dir, resume, force, sets, seed, loop_check,
-          telemetry_hz, retry_disturbed, **flags):
+def sweep(profile_path, varies, zipped, graph_sizes, acceptance, break_even, at, cells, contexts, concurrency, out_dir, resume, force, sets, seed, loop_check,
+          telemetry_hz, retry_disturbed, prompts_file, tokenizer, **flags):
     """Measure the same decode cells once per variant of engine settings, each in a fresh engine.
 
     Every variant runs as its own child process ('inproc run', no prefill) and writes an
@@ -72,20 +85,20 @@ def sweep(profile_path, varies, zipped, graph_sizes, cells, contexts, concurrenc
     if resume and force:
         raise UsageError("--resume continues the sweep in --out and --force starts it over; give one of them.")
     profile = load_with_overrides(profile_path, sets)
-    parsed, lists, variants = _variants(profile, varies, zipped, graph_sizes)
+    forced, pays, at = _pays_flags(acceptance, break_even, at)
+    parsed, lists, variants = _variants(profile, varies, zipped, graph_sizes, forced, pays)
     for v in variants:
         profile.with_overrides(v.sets)  # every override applies (a key into a table that is no table...)
-    grid = dict(contexts=parse_token_list(contexts) if contexts else None,
-                concurrency=parse_int_list(concurrency) if concurrency else None,
-                cells=parse_cell_list(cells) if cells else None)
+    grid = dict(contexts=parse_token_list(contexts) if contexts else None, cells=parse_cell_list(cells) if cells else None,
+                concurrency=parse_int_list(concurrency) if concurrency else None)
     settings = settings_with(profile.matrix, **grid, **flags)
     _check_contexts(profile, variants, settings.contexts)
+    passed = _passed(flags, retry_disturbed, open_prompts(profile, prompts_file, tokenizer))
     plan = SweepPlan(profile.path, profile.name, profile.engine, parsed, zipped,
-                     tuple(_run_args(cells, contexts, concurrency, sets, loop_check, telemetry_hz, flags)
-                           + (["--retry-disturbed", str(retry_disturbed)] if retry_disturbed else [])),
+                     tuple(_run_args(cells, contexts, concurrency, sets, loop_check, telemetry_hz, passed)),
                      seed if seed is not None else secrets.randbits(31),
                      {"model": profile.model, "engine_args": profile.engine_args, "env": profile.env},
-                     tuple((g.name, g.sizes) for g in lists))
+                     tuple((g.name, g.sizes) for g in lists), forced, pays, at)
     directory = Path(out_dir)
     old = _resumed(directory, plan, seed) if resume else None
     if old is None:
@@ -100,12 +113,40 @@ def sweep(profile_path, varies, zipped, graph_sizes, cells, contexts, concurrenc
         raise click.ClickException("no variant was measured; sweep.json and sweep.md list why.")
 
 
-def _variants(profile: Profile, varies, zipped: bool, graph_sizes: str | None):
-    """(the --vary keys, the --graph-sizes lists, every variant): the lists crossed with the --vary variants."""
-    parsed = parse_varies(varies) if varies or not graph_sizes else ()
+def _variants(profile: Profile, varies, zipped: bool, graph_sizes: str | None, forced: tuple[str, ...], pays: bool):
+    """(the --vary keys, the --graph-sizes lists, every variant): the lists crossed with the --vary variants, or
+    with --acceptance/--break-even the variant without speculation and the speculative ones."""
+    parsed = parse_varies(varies) if varies or not (graph_sizes or pays) else ()
     variants = plan_variants(parsed, zipped) if parsed else ()
+    if pays:
+        return parsed, (), _speculation(profile, graph_sizes, forced, variants)
     lists = parse_graph_sizes(graph_sizes) if graph_sizes else ()
     return parsed, lists, graph_variants(lists, _graph_sets(profile), variants) if lists else variants
+
+
+def _speculation(profile: Profile, graph_sizes, forced, varied: tuple[Variant, ...]) -> tuple[Variant, ...]:
+    """The variants of a where-speculation-pays sweep (inproc.sweep.acceptance); each forced length checked
+    against every speculative variant's profile as its child will (a length above k + 1: one line here)."""
+    if graph_sizes:
+        raise UsageError("--graph-sizes and --acceptance/--break-even measure different things; run them as two sweeps.")
+    if not forced and not varied:
+        raise UsageError("--break-even needs speculative variants whose acceptance differs: give --vary (e.g. "
+                         "--vary speculative-config.num_speculative_tokens=1,2,3) or --acceptance L1,L2,...")
+    adapter = engines.get(profile.engine)
+    base = no_speculation(adapter.speculation_keys(profile.engine_args), adapter.label, profile.path or profile.name)
+    for value in forced:
+        for v in varied or (Variant(0, ()),):
+            profile.with_overrides(v.sets).with_acceptance(parse_length(value))
+    return speculation_variants(base, forced, varied)
+
+
+def _pays_flags(acceptance: str | None, break_even: bool, at: float | None) -> tuple[tuple[str, ...], bool, float | None]:
+    """(the forced lengths, whether the sweep finds where speculation pays, --at) from the flags."""
+    forced = parse_acceptance(acceptance) if acceptance is not None else ()
+    pays = bool(forced) or break_even
+    if at is not None and not pays:
+        raise UsageError(f"--at {at:g} reads the speedup of a --acceptance or --break-even sweep; give one of them.")
+    return forced, pays, parse_at(at)
 
 
 def _graph_sets(profile: Profile):
@@ -118,7 +159,11 @@ def _graph_sets(profile: Profile):
 
 
 def _write_summary(s: Sweep, directory: Path) -> None:
-    write_text_atomic(directory / SUMMARY_FILE, render_sweep_markdown(summarize(s, directory)))
+    summary = summarize(s, directory)
+    write_text_atomic(directory / SUMMARY_FILE, render_sweep_markdown(summary))
+    if summary.pays:  # where speculation pays, as data: the same rows as the report's section
+        write_text_atomic(directory / breakeven.BREAK_EVEN_JSON, json.dumps(breakeven.to_json(summary.pays), indent=1) + "\n")
+        write_text_atomic(directory / breakeven.BREAK_EVEN_CSV, breakeven.to_csv(summary.pays))
 
 
 def _check_names(profile: Profile, varies) -> None:
@@ -148,6 +193,13 @@ def _check_contexts(profile: Profile, variants: tuple[Variant, ...], contexts: t
         raise errors[0]
 
 
+def _passed(flags: dict, retry_disturbed: int, text) -> dict:
+    """The flags handed to every variant's run: the matrix flags, --retry-disturbed, and --prompts with the
+    tokenizer it was checked with (absolute paths, so a child reads the same files)."""
+    return {**flags, "retry_disturbed": retry_disturbed or None, "prompts_file": text and text.source.file,
+            "tokenizer": text and text.source.tokenizer}
+
+
 def _run_args(cells, contexts, concurrency, sets, loop_check, telemetry_hz, flags) -> list[str]:
     """The ``inproc run`` flags every variant shares: as given here, the rest left to the profile."""
     args = ["--no-prefill"]
@@ -155,7 +207,8 @@ def _run_args(cells, contexts, concurrency, sets, loop_check, telemetry_hz, flag
         args += [name, value] if value else []
     names = {"window_s": "--duration", "window_steps": "--window-steps", "max_output": "--max-output",
              "prompt_mode": "--prompt-mode", "temperature": "--temperature",
-             "kernel_steps": "--kernel-steps"}
+             "kernel_steps": "--kernel-steps", "retry_disturbed": "--retry-disturbed", "prompts_file": "--prompts",
+             "tokenizer": "--tokenizer"}
     for key, value in flags.items():
         if key in ("anatomy", "kernels"):
             args += [f"--{key}", "on" if value else "off"] if value is not None else []

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 import contextlib
 from dataclasses import dataclass, field
-from typing import Callable, ContextManager, Protocol, Sequence
+from typing import Callable, ContextManager, Mapping, Protocol, Sequence
 
 from inproc.engines.pieces import EngineBuildError, Guarded
 from inproc.types import EngineCounters, EngineInfo, LaunchSpec, Placement, RequestSpec, StepResult
@@ -133,6 +133,19 @@ class EngineAdapter:
     # The --set keys that set the token counts CUDA graphs are captured for: (the list, its largest
     # size); empty where the engine's graphs are not sized in tokens (inproc graphs, sweep --graph-sizes).
     graph_size_args: tuple[str, ...] = ()
+
+    tokenizer_args: tuple[str, ...] = ()  # arguments naming the tokenizer (--prompts tokenizes with it)
+    # Arguments that switch speculation on, by name or prefix ("speculative-"): a sweep's variant without it drops them.
+    speculation_args: tuple[str, ...] = ()
+
+    def tokenizer_source(self, model: str, engine_args: Mapping[str, object]) -> str:
+        """Where the model's own tokenizer is: its tokenizer argument, else the model."""
+        return next((str(engine_args[a]) for a in self.tokenizer_args if engine_args.get(a)), model)
+
+    def speculation_keys(self, engine_args: Mapping[str, object]) -> tuple[str, ...]:
+        """The profile's engine arguments that switch speculation on (none: it does not speculate)."""
+        return tuple(k for k in engine_args if engine_args[k] not in (None, False, "", {})
+                     and any(k == a or (a.endswith("-") and k.startswith(a)) for a in self.speculation_args))
 
     def graph_size_sets(self, sizes: tuple[int, ...]) -> tuple[str, ...]:
         """The ``--set KEY=VALUE`` overrides that capture graphs for ``sizes`` (none without ``graph_size_args``)."""

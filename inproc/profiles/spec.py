@@ -63,9 +63,14 @@ class Profile:
         ``KEY`` is an engine argument by its CLI name, may reach into a table argument
         (``--set speculative-config.num_speculative_tokens=2``), or is ``env.NAME``: an
         environment variable of the engine, set before it is imported (the profile's [env]).
+        ``!KEY`` removes the engine argument KEY (nothing where the profile lacks it); where that leaves no
+        speculation, a forced acceptance ([speculative] acceptance) goes with it.
         """
         args, env = dict(self.engine_args), dict(self.env)
         for item in sets:
+            if item.startswith(UNSET_PREFIX):  # --set '!KEY': the argument removed (a sweep's variant without speculation)
+                args.pop(item[len(UNSET_PREFIX):].strip().replace("_", "-"), None)
+                continue
             key, sep, raw = item.partition("=")
             top, _, sub = key.strip().partition(".")
             if sep and top == ENV_PREFIX:
@@ -77,10 +82,14 @@ class Profile:
             if top in engines.model_args():
                 raise UsageError(f"Bad --set {item!r}: the model is the profile's 'model' key, not an engine argument.")
             args[top] = _set_nested(args.get(top), sub, _parse_value(raw), item) if sub else _parse_value(raw)
-        return replace(self, engine_args=args, env=env, overrides=self.overrides + tuple(sets))
+        unset = any(item.startswith(UNSET_PREFIX) for item in sets)
+        drafts = not unset or engines.get(self.engine).speculation_keys(args)
+        return replace(self, engine_args=args, env=env, overrides=self.overrides + tuple(sets),
+                       acceptance=self.acceptance if drafts else None)
 
 
 ENV_PREFIX = "env"  # --set env.NAME=VALUE
+UNSET_PREFIX = "!"  # --set '!KEY': no KEY (an engine argument's name cannot start with it)
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 

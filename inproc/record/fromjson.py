@@ -22,6 +22,7 @@ from inproc.measure.trace import CellTrace
 from inproc.plan.capacity import CapacityCheck
 from inproc.plan.matrix import CellPlan
 from inproc.plan.settings import MatrixSettings
+from inproc.plan.text import TextSource
 from inproc.record import cached, derive, scope
 from inproc.record.damage import OUTSIDE
 from inproc.record.definitions import DEFINITIONS_VERSION
@@ -126,7 +127,9 @@ def _profile(d: dict[str, Any]) -> ProfileRef:
 def _plan(d: dict[str, Any]) -> RunPlan:
     settings = MatrixSettings(**_tuples(known_fields(MatrixSettings, d)))
     loops = LoopSettings(**(d.get("loop_check") or {}))
-    return RunPlan(settings, int(d["seed"]), loops, d.get("telemetry_hz"))
+    text = d.get("prompts")
+    prompts = TextSource(**{**known_fields(TextSource, text), "used": tuple(text.get("used") or ())}) if text else None
+    return RunPlan(settings, int(d["seed"]), loops, d.get("telemetry_hz"), prompts)
 
 
 def _capacity(d: dict[str, Any]) -> Capacity:

@@ -18,6 +18,7 @@ from inproc.measure.peaks import Peaks, run_peaks
 from inproc.measure.trace import CellTrace
 from inproc.plan.capacity import CapacityCheck
 from inproc.plan.settings import MatrixSettings
+from inproc.plan.text import TextSource
 from inproc.record.compact import CellSummary
 from inproc.telemetry.window import WindowTelemetry
 from inproc.types import Capacity, EngineSettings, Placement
@@ -50,6 +51,7 @@ class RunPlan:
     seed: int
     loops: LoopSettings = LoopSettings()
     telemetry_hz: float | None = None
+    prompts: TextSource | None = None  # --prompts: the text the prompts were cut from (None: synthetic ids)
 
 
 @dataclass(frozen=True)

@@ -113,6 +113,8 @@ def plan_json(plan: RunPlan) -> dict[str, Any]:
     d = dataclasses.asdict(plan.settings)
     d.update(seed=plan.seed, prefill_list=list(plan.settings.prefill_list), loop_check=dataclasses.asdict(plan.loops),
              telemetry_hz=plan.telemetry_hz)
+    if plan.prompts is not None:  # --prompts; absent: synthetic ids (the key was added 2026-12-06, same version)
+        d["prompts"] = {**dataclasses.asdict(plan.prompts), "used": list(plan.prompts.used)}
     return d
 
 

@@ -130,6 +130,16 @@ def _engine(rec: RunRecord) -> Section:
     return Section("Engine", tuple(facts))
 
 
+def _text(src) -> list[Fact]:
+    """``--prompts``: where the ids came from, and whether a request may end early at EOS."""
+    if src is None:  # synthetic ids: no text a model would end, and EOS is ignored all the same
+        return []
+    eos = "yes: a request may end at the model's end-of-sequence token" if src.eos_stops else \
+        "no: the end-of-sequence token is ignored, every request runs to its max output"
+    return [Fact("Prompt text", f"{src.file} ({src.format}, sha256 {src.sha256[:16]}…), {len(src.used)} of "
+                                f"{src.texts} texts drawn, tokenized by {src.tokenizer}"), Fact("Stops at EOS", eos)]
+
+
 def _run(rec: RunRecord) -> Section:
     s, prof = rec.settings, rec.profile
     prompts = {"shared": f"shared: one context per cell, primed once into the prefix cache, plus a "
@@ -141,6 +151,7 @@ def _run(rec: RunRecord) -> Section:
         Fact("Decode test", f"fixed duration: {s.window_s:g} s window per cell"),
         Fact("Max output", f"{s.max_output:,} tokens"),
         Fact("Prompts", prompts),
+        *_text(rec.plan.prompts),
         Fact("Prefill mode", f"cold (prefix cache reset, one output token), {s.prefill_samples} samples per context "
                              f"within {s.prefill_budget_s:g} s"),
         Fact("Temperature", text(s.temperature)),

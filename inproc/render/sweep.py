@@ -8,7 +8,7 @@ from __future__ import annotations
 import csv
 import io
 
-from inproc.render import fmt
+from inproc.render import breakeven, fmt
 from inproc.render.definitions import Definition, definitions, doc
 from inproc.render.markdown import table
 from inproc.render.measurements import graph_text
@@ -78,7 +78,7 @@ def headline(s: SweepSummary) -> str:
             f"seed {plan.seed} · {done} measured, {len(s.failed)} failed · {state}")
 
 
-def sweep_definitions() -> list[Definition]:
+def sweep_definitions(pays: bool = False) -> list[Definition]:
     """The figures a sweep report shows, each defined where it is computed."""
     shared = [d for d in definitions() if d.label in _SHARED]
     return shared + [
@@ -87,7 +87,7 @@ def sweep_definitions() -> list[Definition]:
         Definition("Engine build", "Building the engine in the variant's child process, wall seconds (`engine.build_s`)."),
         Definition("Warm-up", "The one warm-up pass before the first measurement (`engine.warmup_s`); no figure comes from it."),
         Definition("Graph memory", GRAPH_MEMORY_NOTE),
-    ]
+    ] + (breakeven.definitions() if pays else [])
 
 
 def failure_lines(s: SweepSummary) -> list[str]:
@@ -104,8 +104,9 @@ def render_sweep_markdown(s: SweepSummary, with_definitions: bool = True) -> str
     for c in s.cells:
         lines += ["", f"## {cell_title(c)}", "", table(CELL_HEAD, [cell_values(r) for r in c.rows]), "",
                   cell_verdict(c)]
+    lines += breakeven.markdown_lines(s.pays, table)
     if with_definitions:
-        lines += ["", "## Definitions", "", *[f"- **{d.label}**: {d.text}" for d in sweep_definitions()]]
+        lines += ["", "## Definitions", "", *[f"- **{d.label}**: {d.text}" for d in sweep_definitions(bool(s.pays))]]
     return "\n".join(lines) + "\n"
 
 

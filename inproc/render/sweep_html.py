@@ -18,6 +18,7 @@ from inproc.render.sweep import (
     variant_values,
 )
 from inproc.render.svg import Chart, Series, line_chart, t
+from inproc.render import breakeven_html
 from inproc.render.graphs.sweep_lists import html_section
 from inproc.sweep.summary import CellSummary, SweepSummary
 
@@ -65,7 +66,8 @@ def render_sweep_html(s: SweepSummary) -> str:
         body += ["<h2>Decode cells</h2>", '<div class="charts">' + "".join(_cell(c, keys) for c in s.cells) + "</div>"]
     else:
         body.append("<h2>Decode cells</h2><p>Nothing measured yet.</p>")
-    defs = "".join(f"<tr><td>{t(d.label)}</td><td>{_code(d.text)}</td></tr>" for d in sweep_definitions())
+    body += breakeven_html.section(s.pays)
+    defs = "".join(f"<tr><td>{t(d.label)}</td><td>{_code(d.text)}</td></tr>" for d in sweep_definitions(bool(s.pays)))
     body.append(f'<h2>Definitions</h2><table class="facts">{defs}</table>')
     return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{t('Sweep · ' + s.sweep.plan.profile_name)}</title><style>{CSS}{_EXTRA_CSS}</style></head><body>\n"

@@ -121,4 +121,6 @@ def reproduce_command(profile_path: str, overrides: tuple[str, ...], plan: RunPl
     for item in overrides:
         parts += ["--set", item]
     parts += flag_args(acceptance)
+    if plan.prompts is not None:
+        parts += ["--prompts", plan.prompts.file, "--tokenizer", plan.prompts.tokenizer]
     return shlex.join(parts)

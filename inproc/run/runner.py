@@ -23,6 +23,7 @@ from inproc.measure.judge import Verdict
 from inproc.plan.acceptance import Acceptance
 from inproc.plan.matrix import MatrixPlan
 from inproc.plan.prompts import PromptFactory
+from inproc.plan.text import TextPrompts
 from inproc.record import derive
 from inproc.record.io import ResultsWriter
 from inproc.record.schema import DecodeEntry, EarlierTry, PrefillEntry, RunRecord
@@ -48,6 +49,7 @@ class RunContext:
     debug: DebugSettings = DebugSettings()  # profiler, NVTX, breakpoint: no figure depends on them
     step_timeout: StepTimeout = StepTimeout()  # the step watchdog (inproc.run.watchdog)
     retry_disturbed: int = 0  # a disturbed decode cell is measured again up to this many times
+    text: TextPrompts | None = None  # --prompts: prompts cut from text instead of synthetic ids
 
 
 class Runner:
@@ -55,6 +57,9 @@ class Runner:
 
     def __init__(self, ctx: RunContext, engine: Engine, plan: MatrixPlan, record: RunRecord,
                  telemetry: Telemetry | None = None) -> None:
+        if ctx.text is not None:  # before anything is written: ids the model cannot take are one line; the header names the text
+            ctx.text.check_vocab(engine.info.vocab_size)
+            record = dataclasses.replace(record, plan=dataclasses.replace(record.plan, prompts=ctx.text.recorded()))
         self.ctx, self.engine, self.plan, self.record = ctx, engine, plan, record
         self.writer = ResultsWriter(ctx.out_path, record) if ctx.out_path else None
         self._save_lock, self._hung = threading.Lock(), False  # the watchdog's thread may save too
@@ -66,7 +71,7 @@ class Runner:
         self.driver = self._driver(engine)
         self._primed: int | None = None  # the context whose shared prefix is in the prefix cache
         info = engine.info
-        self.prompts = PromptFactory(info.vocab_size, plan.seed, info.special_token_ids)
+        self.prompts = ctx.text or PromptFactory(info.vocab_size, plan.seed, info.special_token_ids)
 
     def _driver(self, engine: Engine) -> Driver:
         ticker = self.ctx.progress.tick if self.ctx.progress.sink.live else None
@@ -99,6 +104,9 @@ class Runner:
     def _append(self, entry: PrefillEntry | DecodeEntry) -> None:
         kind = "prefill" if isinstance(entry, PrefillEntry) else "decode"
         self.record = dataclasses.replace(self.record, **{kind: getattr(self.record, kind) + (entry,)})
+        if self.ctx.text is not None:  # the texts drawn so far, in the header
+            plan = dataclasses.replace(self.record.plan, prompts=self.ctx.text.recorded())
+            self.record = dataclasses.replace(self.record, plan=plan)
         self.save()
 
     def add_note(self, note: str) -> None:

@@ -21,6 +21,7 @@ from inproc.measure.loops import LoopSettings
 from inproc.plan.matrix import MatrixPlan, check_contexts, make_plan
 from inproc.plan.prompts import PromptFactory
 from inproc.plan.shard import Shard, plan_id, planned_entries, shard_plan
+from inproc.plan.text import TextPrompts
 from inproc.plan.settings import MatrixSettings
 from inproc.profiles.spec import Profile
 from inproc.record.damage import require_raw
@@ -118,9 +119,10 @@ def _checked_shard(shard: Shard | None, settings: MatrixSettings, seed: int | No
     return shard
 
 
-def _checked_start(profile: Profile, settings: MatrixSettings, out: str | None, seed: int | None,
-                   resume: str | None, force: bool, shard: Shard | None) -> tuple[RunRecord | None, str | None, int, Shard | None]:
-    """(the record resumed, the output path, the seed, the shard) once every input is checked, before any build."""
+def _checked_start(profile: Profile, settings: MatrixSettings, out: str | None, seed: int | None, resume: str | None,
+                   force: bool, shard: Shard | None, text: TextPrompts | None = None):
+    """(the record resumed, the output path, the seed, the shard, the text prompts drawn by the seed) once every
+    input is checked, before any build."""
     old = None
     if resume:
         old = load_results(resume)
@@ -136,7 +138,22 @@ def _checked_start(profile: Profile, settings: MatrixSettings, out: str | None, 
     limit = engines.get(profile.engine).declared_max_len(profile.model, dict(profile.engine_args))
     if limit:
         check_contexts(settings.contexts + settings.prefill_list, limit, "profile's max length")
-    return old, out, seed if seed is not None else secrets.randbits(31), shard
+    seed = seed if seed is not None else secrets.randbits(31)
+    return old, out, seed, shard, _checked_text(text, old, seed)
+
+
+def _checked_text(text: TextPrompts | None, old: RunRecord | None, seed: int) -> TextPrompts | None:
+    """The text prompts drawn by the run's seed; a resumed file continues only with the same text (or none)."""
+    if old is not None:
+        before = old.plan.prompts.sha256 if old.plan.prompts else None
+        if before != (text.source.sha256 if text else None):
+            raise UsageError(f"Cannot resume: the results file's prompts were {'synthetic ids' if before is None else 'cut from a text file'}"
+                             f"{', from another file' if before and text else ''}; give the same --prompts as its run (or none).")
+    if text is None:
+        return None
+    drawn = text.with_seed(seed)
+    drawn.used.update(old.plan.prompts.used if old is not None and old.plan.prompts else ())
+    return drawn
 
 
 def _build(profile: Profile, launch: LaunchSpec, sink: Sink, telemetry: Telemetry | None):
@@ -194,7 +211,7 @@ def debug_launch(profile: Profile, debug: DebugSettings) -> LaunchSpec:
 def run_matrix(profile: Profile, settings: MatrixSettings, *, out: str | None, seed: int | None = None,
                resume: str | None = None, force: bool = False, command: str = "", progress: Sink | None = None,
                telemetry_hz: float | None = DEFAULT_HZ, loops: LoopSettings = LoopSettings(),
-               debug: DebugSettings = DebugSettings(), shard: Shard | None = None,
+               debug: DebugSettings = DebugSettings(), shard: Shard | None = None, text: TextPrompts | None = None,
                step_timeout: StepTimeout = StepTimeout(), retry_disturbed: int = 0) -> RunRecord:
     """Build the engine, plan the matrix (or its shard), warm up, measure it, and keep the results file current.
 
@@ -204,7 +221,7 @@ def run_matrix(profile: Profile, settings: MatrixSettings, *, out: str | None, s
     ``retry_disturbed``: a disturbed decode cell is measured again up to this many times (``inproc.run.runner``).
     """
     sink = progress if progress is not None else QuietSink()
-    old, out, seed, shard = _checked_start(profile, settings, out, seed, resume, force, shard)
+    old, out, seed, shard, text = _checked_start(profile, settings, out, seed, resume, force, shard, text)
     # debug_launch checks CUDA where a debug flag needs it; the plan's temperature for an engine whose sampler is fixed
     launch = dataclasses.replace(debug_launch(profile, debug), anatomy=settings.anatomy, temperature=settings.temperature)
     telemetry = open_telemetry(hz=telemetry_hz) if telemetry_hz else None  # checks the rate first
@@ -224,7 +241,7 @@ def run_matrix(profile: Profile, settings: MatrixSettings, *, out: str | None, s
             record = dataclasses.replace(record, shard=_shard_ref(full, plan, shard),
                                          notes=record.notes + ((untested,) if untested else ()))
             ctx = RunContext(launch, out, Progress(_entries_to_measure(plan, old), sink), should_stop=stop, debug=debug,
-                             step_timeout=step_timeout, retry_disturbed=retry_disturbed)
+                             step_timeout=step_timeout, retry_disturbed=retry_disturbed, text=text)
             runner = Runner(ctx, engine, plan, record, telemetry)
             try:
                 return runner.run()

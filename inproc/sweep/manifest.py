@@ -12,6 +12,9 @@ Version history (``sweep_version``):
       file, log, status, error, returncode, wall_s, started, attempts}].
       2026-12-03, same version, keys a reader without them takes as empty: plan.graph_sizes
       [{name, sizes}] (``--graph-sizes``: one list per variant group), a variant's tag and tagged.
+      2026-12-06, same version, keys a reader without them takes as empty: plan.acceptance [values],
+      plan.break_even, plan.at (``--acceptance``, ``--break-even``, ``--at``), a variant's flags (``inproc
+      run`` flags of its own: ``--acceptance L``).
 """
 from __future__ import annotations
 
@@ -52,6 +55,9 @@ class SweepPlan:
     launch: Mapping[str, object] = field(default_factory=dict)
     # --graph-sizes: (name, sizes) per list, in order; () none. "captured" with no sizes: the profile's own.
     graph_sizes: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    acceptance: tuple[str, ...] = ()  # --acceptance: the forced lengths, one variant each
+    break_even: bool = False  # a variant without speculation, and where speculation pays per cell
+    at: float | None = None  # --at: the acceptance length the speedup is read at
 
     def differences(self, other: "SweepPlan") -> list[str]:
         """What differs between ``other`` and this plan, as the command line and profile name it."""
@@ -60,7 +66,8 @@ class SweepPlan:
 
 
 _WHAT = {"profile": "profile file", "profile_name": "profile name", "varies": "--vary values", "zipped": "--zip",
-         "run_args": "measuring flags", "seed": "--seed", "launch": "profile contents", "graph_sizes": "--graph-sizes lists"}
+         "run_args": "measuring flags", "seed": "--seed", "launch": "profile contents", "graph_sizes": "--graph-sizes lists",
+         "acceptance": "--acceptance values", "break_even": "--break-even", "at": "--at"}
 
 
 @dataclass(frozen=True)
@@ -111,7 +118,7 @@ def to_json(s: Sweep) -> dict[str, Any]:
 
 def _run_json(r: VariantRun) -> dict[str, Any]:
     v = r.variant
-    return {"index": v.index, "sets": list(v.sets), "tag": v.tag, "tagged": v.tagged, "name": v.name, "file": v.file, "log": v.log, "status": r.status,
+    return {"index": v.index, "sets": list(v.sets), "flags": list(v.flags), "tag": v.tag, "tagged": v.tagged, "name": v.name, "file": v.file, "log": v.log, "status": r.status,
             "error": r.error, "returncode": r.returncode, "wall_s": r.wall_s, "started": r.started,
             "attempts": r.attempts}
 
@@ -126,12 +133,15 @@ def from_json(d: dict[str, Any]) -> Sweep:
     plan = SweepPlan(p["profile"], p["profile_name"], p["engine"],
                      tuple(Vary(v["key"], tuple(v["values"])) for v in p["vary"]), bool(p["zip"]),
                      tuple(p["run_args"]), int(p["seed"]), dict(p.get("launch") or {}),
-                     tuple((str(g["name"]), tuple(int(x) for x in g["sizes"])) for g in p.get("graph_sizes") or ()))
+                     tuple((str(g["name"]), tuple(int(x) for x in g["sizes"])) for g in p.get("graph_sizes") or ()),
+                     tuple(str(a) for a in p.get("acceptance") or ()), bool(p.get("break_even")),
+                     float(p["at"]) if p.get("at") is not None else None)
     runs = []
     for r in d["variants"]:
         if r["status"] not in STATUSES:
             raise ValueError(f"unknown variant status {r['status']!r}")
-        variant = Variant(int(r["index"]), tuple(r["sets"]), str(r.get("tag") or ""), int(r.get("tagged") or 0))
+        variant = Variant(int(r["index"]), tuple(r["sets"]), str(r.get("tag") or ""), int(r.get("tagged") or 0),
+                          tuple(r.get("flags") or ()))
         runs.append(VariantRun(variant, r["status"], r.get("error") or "",
                                r.get("returncode"), r.get("wall_s"), r.get("started") or "", int(r.get("attempts") or 0)))
     return Sweep(plan, tuple(runs), d.get("command", ""), d.get("created", ""), dict(d.get("tool") or {}),

@@ -44,6 +44,7 @@ class Variant:
     sets: tuple[str, ...]
     tag: str = ""
     tagged: int = 0  # how many of ``sets`` the tag stands for (the graph-size overrides)
+    flags: tuple[str, ...] = ()  # ``inproc run`` flags of its own (``--acceptance 2``), after the sets
 
     @property
     def name(self) -> str:

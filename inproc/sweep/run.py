@@ -91,6 +91,7 @@ def child_argv(sweep: Sweep, run: VariantRun, directory: Path, resume: bool) -> 
     argv = [sys.executable, "-m", "inproc", "run", plan.profile, *plan.run_args, "--seed", str(plan.seed)]
     for item in run.variant.sets:
         argv += ["--set", item]
+    argv += list(run.variant.flags)
     return argv + (["--resume", results] if resume else ["--out", results, "--force"])
 
 

@@ -19,6 +19,7 @@ from inproc.record.io import load_results
 from inproc.record.schema import RunRecord
 from inproc.sweep.graph_summary import GraphSweep, graph_side_by_side
 from inproc.sweep.manifest import DONE, Sweep, VariantRun
+from inproc.sweep.pays import NO_SPECULATION, CellPays, SpecPoint, cell_pays, tok_s_error, tpot_ms
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,11 @@ class VariantCell:
     padding_waste: float | None = None
     best: bool = False
     disturbed: str = ""  # the disturbance rule's cause: other work on the machine during the window
+    acceptance: float | None = None  # spec_mean_acceptance_length: measured in the window (None: no drafts)
+    per_request_tok_s: float | None = None
+    tok_s_se: float | None = None  # inproc.sweep.pays.tok_s_error
+    subwindows: int = 0
+    speculative: bool = True  # False: the variant without speculation (--break-even)
 
 
 @dataclass(frozen=True)
@@ -81,6 +87,7 @@ class SweepSummary:
     variants: tuple[VariantSummary, ...]
     cells: tuple[CellSummary, ...]
     graphs: GraphSweep | None = None  # --graph-sizes: the lists side by side
+    pays: tuple[CellPays, ...] = ()  # --acceptance / --break-even: where speculation pays, per cell
 
     @property
     def failed(self) -> tuple[VariantSummary, ...]:
@@ -127,9 +134,12 @@ def _cell_row(run: VariantRun, rec: RunRecord | None, key: tuple[int, int]) -> V
     if f is None:
         return VariantCell(v.index, v.name, v.label, entry.status, entry.reason)
     anatomy = f.anatomy
+    error = tok_s_error(entry.trace) if entry.trace is not None else None
     return VariantCell(v.index, v.name, v.label, entry.status, entry.reason, f.total_tok_s, f.tbt_ms, f.ttft_ms,
                        dict(anatomy.graph_step_share) if anatomy else {}, anatomy.padding_waste if anatomy else None,
-                       disturbed=entry.disturbed)
+                       disturbed=entry.disturbed, acceptance=f.spec_mean_acceptance_length,
+                       per_request_tok_s=f.per_request_tok_s, tok_s_se=error.se if error else None,
+                       subwindows=error.n if error else 0, speculative=v.tag != NO_SPECULATION)
 
 
 def _mark_best(rows: list[VariantCell]) -> tuple[VariantCell, ...]:
@@ -148,4 +158,16 @@ def summarize(sweep: Sweep, directory: str | Path) -> SweepSummary:
     keys = sorted({(e.context, e.concurrency) for _, rec, _ in loaded if rec for e in rec.decode})
     cells = tuple(CellSummary(L, C, _mark_best([_cell_row(run, rec, (L, C)) for run, rec, _ in loaded])) for L, C in keys)
     graphs = graph_side_by_side(sweep, [(run, rec) for run, rec, _ in loaded])
-    return SweepSummary(sweep, variants, cells, graphs)
+    pays = tuple(_pays(c, sweep.plan.at) for c in cells) if sweep.plan.break_even else ()
+    return SweepSummary(sweep, variants, cells, graphs, pays)
+
+
+def _pays(c: CellSummary, at: float | None) -> CellPays:
+    """The cell's curve from its comparable rows with a standard error; the others named as left out."""
+    usable = [r for r in c.rows if comparable(r) and r.tok_s_se is not None]
+    point = lambda r: SpecPoint(r.index, r.name, r.acceptance if r.speculative else None,  # noqa: E731
+                                r.total_tok_s, r.tok_s_se, r.subwindows, tpot_ms(r.per_request_tok_s))
+    base = next((point(r) for r in usable if not r.speculative), None)
+    left = tuple(f"{r.name}: {r.status}{' (disturbed)' if r.disturbed else ''}" for r in c.rows
+                 if r not in usable and (r.speculative or base is None))
+    return cell_pays(c.context, c.concurrency, base, [point(r) for r in usable if r.speculative], left, at)

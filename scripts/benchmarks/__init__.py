@@ -18,6 +18,7 @@ BENCHMARKS = {
     "history": "history", "record": "record", "speed": "speed", "verdict": "verdict", "bisect": "bisect",
     "loops": "loops", "otava": "otava", "kernels": "kernels", "disturbed": "disturbed", "exit": "exit",
     "telemetry": "telemetry", "spawn": "spawn", "fidelity-tf": "fidelity_tf", "spec": "spec",
+    "breakeven": "breakeven",
 }
 
 

@@ -19,6 +19,8 @@ class SglangAdapter(EngineAdapter):
     command_example = "sglang serve --model-path MODEL …"
     max_len_args = ("context-length",)
     tested_versions = ("0.5.23",)
+    speculation_args = ("speculative-",)
+    tokenizer_args = ("tokenizer-path",)  # speculative-algorithm and the settings that go with it
 
     def force_acceptance(self, launch, acceptance):
         from inproc.engines.sglang.acceptance import force

@@ -20,6 +20,8 @@ class VllmAdapter(EngineAdapter):
     # Both, so a list whose largest size differs from the profile's own maximum is accepted (vLLM
     # requires max_cudagraph_capture_size to equal the list's last size when both are given).
     graph_size_args = ("compilation-config.cudagraph_capture_sizes", "compilation-config.max_cudagraph_capture_size")
+    speculation_args = ("speculative-config",)
+    tokenizer_args = ("tokenizer",)
     tested_versions = ("0.30.0", "0.31.0", "0.32.0")  # 0.33 imports (pieces found where it moved them), unmeasured
     # Engine INFO and WARNING lines drown the tool's progress; set VLLM_LOGGING_LEVEL to see them.
     # vLLM configures its logger when first imported, so this must precede any import of vllm.
