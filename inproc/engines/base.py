@@ -13,9 +13,7 @@ import importlib.util
 import json
 import os
 from pathlib import Path
-import contextlib
-from dataclasses import dataclass, field
-from typing import Callable, ContextManager, Mapping, Protocol, Sequence
+from typing import Callable, Mapping, Protocol, Sequence
 
 from inproc.engines.pieces import EngineBuildError, Guarded
 from inproc.types import EngineCounters, EngineInfo, LaunchSpec, Placement, RequestSpec, StepResult
@@ -81,27 +79,6 @@ def version_note(adapter: "EngineAdapter", version: str) -> str:
         return ""
     return (f"{adapter.label} {version} is installed; inproc's {adapter.name} adapter is tested against "
             f"{adapter.tested_range()} (it reaches into engine internals: check its figures, or run `inproc selftest`)")
-
-
-@dataclass(frozen=True)
-class SelftestMode:
-    """One way the adapter steps the engine, as ``inproc selftest`` builds and checks it.
-
-    ``returned_lag``: how many steps after forming a batch its outputs come back, read from
-    the built engine's settings (0 sync; 1 under vLLM's async scheduling or SGLang's overlap
-    loop): an engine may refuse a mode asked for (vLLM 0.32 keeps n-gram drafts synchronous on
-    a GPU). ``build_context``: entered
-    around the build (to force what this machine's platform would turn off). ``speculative``:
-    the engine drafts tokens, so its draft counters must move. The ``main`` mode also carries
-    the profiler, the forced preemption and the capacity checks.
-    """
-
-    name: str
-    launch: LaunchSpec
-    returned_lag: Callable[[EngineInfo], int] = lambda info: 0
-    speculative: bool = False
-    main: bool = False
-    build_context: Callable[[], ContextManager] = field(default=contextlib.nullcontext)
 
 
 class CheckSkipped(Exception):

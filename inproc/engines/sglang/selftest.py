@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from inproc.engines.base import SelftestMode
+from inproc.engines.selftest_mode import SelftestMode
 from inproc.types import LaunchSpec
 
 #: The shipped profile whose tiny model and pool the selftest builds (launch_profiles/).

@@ -7,7 +7,7 @@ short) and the capacity checks ride on it.
 from __future__ import annotations
 
 
-from inproc.engines.base import SelftestMode
+from inproc.engines.selftest_mode import SelftestMode
 from inproc.types import LaunchSpec
 
 #: The shipped profile whose tiny model and pool the selftest builds (launch_profiles/).

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 
-from inproc.engines.base import SelftestMode
+from inproc.engines.selftest_mode import SelftestMode
 from inproc.engines.vllm.args import ARGUMENT_PARSER, SERVE_PARSER
 from inproc.types import LaunchSpec
 
