@@ -1,17 +1,12 @@
 #!/usr/bin/env python3
 """Benchmarks that check inproc's own targets; prints ratios, never asserts on time.
 
-  fidelity   inproc's decode window (short prompts, long outputs) against
-             (1) a bare step() loop keeping the same C requests in flight, in one process
-             on one engine, rounds alternating, at C = 1, 8 and 128 (scripts/bench_fidelity.py).
-             Target >= 0.99 at each C.
-             (2) the engine's own offline generate (vLLM's LLM.generate; SGLang's
-             Engine.generate) in fresh processes, alternating; noisy on 2-core machines
-             (single rounds swing 0.8-1.3), kept for reference. SGLang's A/B runs on its
-             overlap loop and on its normal loop.
-             transformers (--engine transformers): the same requests through inproc's adapter
-             (Engine.step() to the end) and through the engine's own generate_batch, in one
-             process, rounds alternating; target >= 0.98 (scripts/bench_fidelity_tf.py).
+  fidelity   inproc's decode driver against a bare step() loop keeping the same C requests in
+             flight, in one process on one engine, rounds alternating, at C = 1, 8 and 128, and each
+             per-step instrument's cost (watchdog, GC watch, KV probe, slow-step watch) on against off
+             (scripts/bench_fidelity.py; its own flags: --rounds 9, --concurrency, --engine vllm|sglang|
+             transformers, --generate for the engines' own offline generate / generate_batch).
+             Targets: tok/s ratio >= 0.99; the driver's own work <= 15 µs at C = 1.
   overhead   fraction of the decode window spent outside Engine.step() at C=128 on the
              tiny model (the harness's cost). Target <= 1%.
   anatomy    decode tok/s with the step anatomy's accounting on ÷ off at C = 1, 8 and 128,
@@ -68,15 +63,12 @@ Machines like ours are noisy: the script alternates the two sides and reports me
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import os
 import statistics
 import subprocess
 import sys
 from pathlib import Path
-
-import bench_fidelity
 
 ROOT = Path(__file__).resolve().parent.parent
 PROFILE = ROOT / "launch_profiles" / "cpu-vllm-tiny-llama.toml"
@@ -128,23 +120,6 @@ print(json.dumps({"tok_s": f.total_tok_s, "tokens": f.output_tokens, "seconds": 
 """
 
 
-AB = r"""
-import json, sys
-sys.path.insert(0, sys.argv[1] + "/scripts")
-from bench_fidelity import ab
-from inproc import engines
-from inproc.profiles.spec import load_profile
-p = load_profile(sys.argv[2]).with_overrides(tuple(sys.argv[8:]))
-rounds, context, c, max_tokens, window_steps = map(int, sys.argv[3:8])
-engine = engines.build_engine(p.launch)
-try:
-    res = ab(engine, rounds, context, c, max_tokens, window_steps)
-    res["event_loop"] = engine.info.settings.event_loop
-finally:
-    engine.shutdown()
-print(json.dumps(res))
-"""
-
 SGLANG_GENERATE = r"""
 import json, sys, time
 from inproc.engines.sglang.launch import adapter_server_args
@@ -167,21 +142,8 @@ print(json.dumps({"tok_s": tokens / dt, "tokens": tokens, "seconds": dt}))
 """
 
 
-def fidelity_ab(engine: str, rounds: int) -> None:
-    """The in-process A/B: inproc's driver against a bare step() loop, same engine, same process."""
-    profile = PROFILE if engine == "vllm" else SGLANG_PROFILE
-    variants = [()] if engine == "vllm" else [(), ("disable-overlap-schedule=true",)]
-    for sets, c in itertools.product(variants, (1, 8, 128)):
-        big = {"vllm": ["max-num-seqs=128", "num-gpu-blocks-override=2048", "max-num-batched-tokens=8192"],
-               "sglang": ["max-running-requests=128", "max-total-tokens=65536"]}[engine] if c > 8 else []
-        r = _child(AB, str(ROOT), str(profile), str(rounds), str(PROMPT_TOKENS), str(c), str(MAX_TOKENS),
-                   str(128 if c > 8 else 512), *sets, *big)
-        label = f"fidelity A/B ({engine}{', ' + r['event_loop'] + ' loop' if r.get('event_loop') else ''})"
-        print(bench_fidelity.report(label, r), flush=True)
-
-
-def fidelity(rounds: int, engine: str = "vllm") -> None:
-    fidelity_ab(engine, rounds)
+def fidelity_generate(rounds: int, engine: str = "vllm") -> None:
+    """inproc's cell against the engine's own offline generate, fresh processes alternating (noisy, for reference)."""
     generate, profile = (GENERATE, PROFILE) if engine == "vllm" else (SGLANG_GENERATE, SGLANG_PROFILE)
     ours, theirs = [], []
     for i in range(rounds):
@@ -212,7 +174,7 @@ def overhead() -> None:
 SUBCOMMANDS = {"anatomy": "bench_anatomy", "slow": "bench_slow", "compare": "bench_compare", "record": "bench_record",
                "history": "bench_history", "speed": "bench_speed", "verdict": "bench_verdict", "bisect": "bench_bisect",
                "otava": "bench_otava", "loops": "bench_loops", "exit": "bench_exit", "kernels": "bench_kernels",
-                "spawn": "bench_spawn", "telemetry": "bench_telemetry", "disturbed": "bench_disturbed"}
+                "spawn": "bench_spawn", "fidelity": "bench_fidelity", "telemetry": "bench_telemetry", "disturbed": "bench_disturbed"}
 
 
 if __name__ == "__main__":
@@ -220,16 +182,12 @@ if __name__ == "__main__":
     if sys.argv[1:2] and sys.argv[1] in SUBCOMMANDS:
         sys.exit(__import__(SUBCOMMANDS[sys.argv[1]]).main(sys.argv[2:]))
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("what", nargs="?", default="all", choices=("fidelity", "overhead", *SUBCOMMANDS, "all"),
+    ap.add_argument("what", nargs="?", default="all", choices=("overhead", *SUBCOMMANDS, "all"),
                     help="anatomy, compare and record take their own flags: bench.py compare --help")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--engine", choices=("vllm", "sglang", "transformers"), default="vllm",
                     help="the engine installed in this Python")
     a = ap.parse_args()
-    if a.what == "fidelity" and a.engine == "transformers":
-        sys.exit(__import__("bench_fidelity_tf").main(["--rounds", str(a.rounds)]))
-    if a.what in ("fidelity", "all"):
-        fidelity(a.rounds, a.engine)
     if a.what in ("overhead", "all"):
         overhead()
     if a.what == "all":
