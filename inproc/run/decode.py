@@ -15,7 +15,7 @@ on the clock's nanosecond grid: ``inproc.measure.steps.on_ns_grid``):
   in the CPU's caches: the step's times and result are held (``StepRecorder``), and only what
   the next step depends on is read from it (which requests finished, to refill them; before the
   window opens, which have started). The step rows, the tokens filed under their requests
-  (every :data:`HELD_DELTAS` deltas and at the cell's end), the garbage collector's pauses
+  (``inproc.run.requests``: every ``HELD_DELTAS`` deltas and at the cell's end), the garbage collector's pauses
   (``inproc.run.gcwatch``: a log its callback keeps, charged to the steps by time) and the
   step watchdog's view (``inproc.run.watchdog``: the thread reads the loop's step count) are
   all done in bulk or off the stepping thread;
@@ -46,6 +46,7 @@ from inproc.plan.prompts import CellPrompts
 from inproc.run.gcwatch import GcWatch
 from inproc.run.idle import drain, stop
 from inproc.run.progress import tick_line
+from inproc.run.requests import CellRequests
 from inproc.run.kernelpass import KernelPassRun
 from inproc.run.profiling import AfterWindow, DebugSettings, StepRanges
 from inproc.run.slowwatch import SlowWatch
@@ -55,9 +56,6 @@ from inproc.types import EngineCounters, RequestSpec, StepResult
 
 Clock = Callable[[], float]
 TICK_S = 0.5  # at most one live status line this often
-#: Deltas held before they are filed under their requests together (a few steps at C = 128, a few
-#: hundred at C = 1; objects held this briefly die young, before the collector's older generations).
-HELD_DELTAS = 1024
 #: Steps in the anatomy's own pass after the window (fewer when the window held fewer).
 ANATOMY_STEPS = 64
 
@@ -99,13 +97,8 @@ class DecodeCell:
         self.prefix = prompts.shared_prefix() if prompts.mode == "shared" else None
         self.t0 = 0.0  # absolute clock at the cell's start; every time kept is relative to it
         # The requests.
-        self.active: dict[str, RequestTrace] = {}
-        self.done: list[RequestTrace] = []
-        self.by_id: dict[str, RequestTrace] = {}  # every request of the cell, for the tokens filed in bulk
-        self.held: list[tuple[int, StepResult]] = []  # window steps whose tokens are not filed yet
-        self.held_deltas = 0
+        self.requests = CellRequests()
         self.submitted = 0
-        self.started = 0  # of the first C requests, those with a first token
         # The window.
         self.open_s: float | None = None
         self.reason = ""
@@ -140,7 +133,7 @@ class DecodeCell:
                         self._loop()
                     finally:
                         watch.longest_step_s = self._longest_step_s()
-            self._file_held()
+            self.requests.file_held()
         finally:
             if gc_watch is not None:
                 gc_watch.stop()
@@ -169,7 +162,7 @@ class DecodeCell:
                 window_step = break_at  # noqa: F841 - for the debugger: the window step about to run
                 breakpoint()  # the Nth window step runs next, on this thread (PYTHONBREAKPOINT picks the debugger)
             i, res, now_s = self._step()
-            finished = self._file(res, i) if self.open_s is None else self._hold(res, i)
+            finished = self.requests.file(res, i) if self.open_s is None else self.requests.hold(res, i)
             if pass_left:
                 pass_left -= 1
                 if not pass_left:
@@ -186,7 +179,7 @@ class DecodeCell:
                 if not pass_left and (after is None or after.closed_at(i)):
                     return
             if self.should_stop is not None and self.should_stop():
-                stop(self.engine, list(self.active))
+                stop(self.engine, list(self.requests.active))
             if self.ticker is not None and now_s - last_tick >= TICK_S:
                 last_tick = now_s
                 self.ticker(tick_line(self.s, self.open_s, now_s, res))
@@ -229,82 +222,24 @@ class DecodeCell:
         spec = RequestSpec(req.request_id, prompt, s.max_tokens, s.temperature)
         req.submit_s = on_ns_grid(self.clock() - self.t0)  # before the engine takes it in: TTFT's start
         self.engine.add_request(spec)
-        self.active[req.request_id] = self.by_id[req.request_id] = req
+        self.requests.add(req)
         self.submitted += 1
-
-    def _file(self, res: StepResult, step_index: int) -> int:
-        """File a step's deltas under their requests; returns how many requests finished.
-
-        :func:`inproc.run.idle.file_delta`, written out: at C = 128 this loop is most of the driver's work
-        per step, and a call per delta costs about a third of it.
-        """
-        finished, active = 0, self.active
-        for d in res.deltas:
-            req = active.get(d.request_id)
-            if req is None:
-                continue  # not this cell's (aborted before it, or another caller's)
-            new = d.new_token_ids
-            if new:
-                if req.initial and not req.token_steps:
-                    self.started += 1
-                req.token_steps.append(step_index)
-                req.token_counts.append(len(new))
-                req.token_ids.extend(new)
-            if req.num_cached_tokens is None:
-                req.num_cached_tokens = d.num_cached_tokens
-            if d.finished:
-                req.finished_step, req.finish_reason = step_index, d.finish_reason
-                self.done.append(active.pop(d.request_id))
-                finished += 1
-        return finished
-
-    def _hold(self, res: StepResult, step_index: int) -> int:
-        """A window step's deltas held for :meth:`_file_held`; only its finished requests are taken now
-        (they are refilled before the next step). Returns how many finished."""
-        self.held.append((step_index, res))
-        deltas, finished, active = res.deltas, 0, self.active
-        for d in deltas:
-            if d.finished and d.request_id in active:
-                self.done.append(active.pop(d.request_id))
-                finished += 1
-        self.held_deltas += len(deltas)
-        if self.held_deltas >= HELD_DELTAS:
-            self._file_held()
-        return finished
-
-    def _file_held(self) -> None:
-        """File the held steps' deltas under their requests, as :meth:`_file` would have one step at a time."""
-        held, self.held, self.held_deltas = self.held, [], 0
-        by_id = self.by_id
-        for step_index, res in held:
-            for d in res.deltas:
-                req = by_id.get(d.request_id)
-                if req is None or req.finished_step is not None:
-                    continue  # not this cell's, or no longer in flight at this step
-                new = d.new_token_ids
-                if new:
-                    req.token_steps.append(step_index)
-                    req.token_counts.append(len(new))
-                    req.token_ids.extend(new)
-                if req.num_cached_tokens is None:
-                    req.num_cached_tokens = d.num_cached_tokens
-                if d.finished:
-                    req.finished_step, req.finish_reason = step_index, d.finish_reason
 
     def _close(self) -> list[RequestTrace]:
         """Abort what is still in flight, leave the engine idle; every request, finished ones first."""
-        self.engine.abort(list(self.active))
+        active = self.requests.active
+        self.engine.abort(list(active))
         drain(self.engine)
-        for req in self.active.values():
+        for req in active.values():
             req.finish_reason = req.finish_reason or "abort"
-        return self.done + list(self.active.values())
+        return self.requests.done + list(active.values())
 
     # -- the window ---------------------------------------------------------------------
     def _advance(self, now_s: float, finished: int) -> bool:
         """Account for a step that ended at ``now_s``; False once the window has closed."""
         s = self.s
         if self.open_s is None:
-            self.reason = window_opens(self.started, s.concurrency, finished, now_s, s.warmup_limit_s)
+            self.reason = window_opens(self.requests.started, s.concurrency, finished, now_s, s.warmup_limit_s)
             if self.reason:
                 self.open_s = on_ns_grid(now_s)  # the row's t_end_s as frozen: the window's bounds are step ends
                 self.counters_start = self.counters_end = self.engine.counters()

@@ -26,14 +26,14 @@ the floor (the first steps of a run, or a cell of a longer context than any befo
 """
 from __future__ import annotations
 
-import faulthandler
 import os
 import sys
 import threading
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Callable
+
+from inproc.run.hang import dump_stacks, end_own_children, stacks_path_for  # noqa: F401 - stacks_path_for: the runner's
 
 #: The process exit code after a hung step (0 ok, 1 regression, 2 bad input, 130 Ctrl-C).
 HUNG_EXIT_CODE = 3
@@ -45,8 +45,6 @@ FACTOR = 20.0
 POLL_S = 0.5
 #: A rebuild after a failure may take this many times the run's first build (and at least the step limit).
 REBUILD_FACTOR = 3.0
-#: Children are asked to stop (SIGTERM) and killed after this long.
-CHILD_GRACE_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -254,43 +252,6 @@ class LoopWatch:
         dog._loop = None
         dog.cell_steps += self.steps_made()
         dog.longest_s = max(dog.longest_s, self.longest_step_s)
-
-
-def dump_stacks(path: str | None, hang: Hang) -> None:
-    """Every thread's Python stack to stderr and, when ``path`` is given, to that file."""
-    faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
-    if path:
-        try:
-            with open(path, "w") as f:
-                f.write(f"inproc step watchdog: {hang.reason()}\n")
-                f.flush()
-                faulthandler.dump_traceback(file=f, all_threads=True)
-            print(f"inproc: step watchdog: stacks saved in {path}", file=sys.stderr, flush=True)
-        except OSError as e:
-            print(f"inproc: step watchdog: could not write {path}: {e}", file=sys.stderr, flush=True)
-
-
-def end_own_children() -> None:
-    """SIGTERM this process's own children (the engine's local ranks), then SIGKILL those still alive."""
-    import psutil
-
-    children = psutil.Process().children(recursive=True)
-    for p in children:
-        try:
-            p.terminate()
-        except psutil.Error:
-            pass
-    _, alive = psutil.wait_procs(children, timeout=CHILD_GRACE_S)
-    for p in alive:
-        try:
-            p.kill()
-        except psutil.Error:
-            pass
-
-
-def stacks_path_for(out_path: str | None) -> str | None:
-    """``RESULTS.hang.txt`` beside the results file (None: no results file)."""
-    return str(Path(out_path).with_suffix(".hang.txt")) if out_path else None
 
 
 class WatchedEngine:
