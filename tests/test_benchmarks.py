@@ -13,7 +13,8 @@ from scripts.benchmarks import BENCHMARKS, HERE, summary
 from scripts.benchmarks.harness import median_interval, verdict, wilson
 
 #: Modules of the package that are parts of another benchmark or shared, not benchmarks of their own.
-PARTS = {"__init__", "harness", "blocks", "formats", "kernelpass", "pairs", "disturbed_real"}
+PARTS = {"__init__", "harness", "blocks", "formats", "kernelpass", "pairs", "disturbed_real", "fidelity_ab",
+         "fidelity_generate"}
 
 
 def test_the_median_interval_covers_the_true_median_at_its_confidence():

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from array import array
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -64,6 +65,9 @@ INT_COLUMNS = STEP_INTS + SPEC_INTS + FORWARD_INTS
 _N_STEP_FLOATS, _N_STEP_INTS = len(STEP_FLOATS), len(STEP_INTS) + len(SPEC_INTS)
 _NF, _NI = len(FLOAT_COLUMNS), len(INT_COLUMNS)
 _NO_SHAPE = (-1, -1, -1, -1)
+#: Steps held as they came before they become rows together (``StepRecorder``): the memory of a
+#: few hundred results, none of it kept past the next flush.
+HELD_ROWS = 256
 _NO_FORWARD_F = (np.nan,) * len(FORWARD_FLOATS)  # a row's forward columns until its batch returns
 _NO_FORWARD_I = (-1,) * len(FORWARD_INTS)
 
@@ -128,24 +132,44 @@ def on_ns_grid_array(seconds: np.ndarray) -> np.ndarray:
 
 
 class StepRecorder:
-    """Appends step rows to two flat ``array`` buffers (floats, integers) during a cell.
+    """Keeps a cell's steps as they come; their rows go to two flat ``array`` buffers (floats,
+    integers) in bulk.
 
-    Nothing it keeps grows per step but the two buffers, which the garbage collector does
-    not walk, and a row is one ``extend`` of each (a numpy row assignment costs several
-    times more, and this runs between every two steps). A new per-step column is one name in
-    STEP_FLOATS / STEP_INTS and one value in :meth:`append`'s row, in the same position.
+    :meth:`append` only holds the step's times and result (a list append: this runs between
+    every two steps, when the driver's code is cold in the CPU's caches after the engine's
+    step); every :data:`HELD_ROWS` steps, and whenever a row is read, the held steps become rows
+    together. Nothing it keeps for long grows per step but the two buffers, which the garbage
+    collector does not walk. A new per-step column is one name in STEP_FLOATS / STEP_INTS and
+    one value in :meth:`_row`'s row, in the same position.
     """
 
     def __init__(self) -> None:
         self._n = 0
         self._f = array("d")
         self._i = array("q")
+        self._held: list[tuple[float, float, StepResult, tuple[int, ...]]] = []
+        self._last: tuple[float, float, StepResult, tuple[int, ...]] | None = None
 
     def append(self, t_start: float, t_end: float, res: StepResult, gc: tuple[int, ...] = NO_GC) -> int:
         """Record one step (and the forward of the batch it returned); returns its index.
 
-        ``gc``: the step's :data:`GC_INTS`, in their order (inside, then the gap before it)."""
-        i = self._n
+        ``gc``: the step's :data:`GC_INTS`, in their order (inside, then the gap before it);
+        :meth:`freeze` can give them for every row at once instead."""
+        held, step = self._held, (t_start, t_end, res, gc)
+        held.append(step)
+        self._last = step
+        self._n += 1
+        if len(held) >= HELD_ROWS:
+            self._flush()
+        return self._n - 1
+
+    def _flush(self) -> None:
+        held, self._held = self._held, []
+        first = self._n - len(held)
+        for k, (t_start, t_end, res, gc) in enumerate(held):
+            self._row(first + k, t_start, t_end, res, gc)
+
+    def _row(self, i: int, t_start: float, t_end: float, res: StepResult, gc: tuple[int, ...]) -> None:
         b = res.batch
         shape = (b.num_prefill_reqs, b.num_prefill_tokens, b.num_decode_reqs, b.num_decode_tokens) if b else _NO_SHAPE
         source = i - res.returned_lag if res.returned_lag >= 0 else -1
@@ -155,10 +179,8 @@ class StepRecorder:
                         source if source >= 0 else -1, -1 if kv is None else kv,
                         -1 if kv_window is None else kv_window, *gc,
                         *(_NO_SPEC if res.spec is None else spec_row(res.spec)), *_NO_FORWARD_I))
-        self._n = i + 1
         if res.forward is not None and source >= 0:
             self._set_forward(source, res.forward)
-        return i
 
     def _set_forward(self, row: int, fw: ForwardStats) -> None:
         mode = GRAPH_MODES.index(fw.graph_mode) if fw.graph_mode in GRAPH_MODES else -1
@@ -171,19 +193,37 @@ class StepRecorder:
     def __len__(self) -> int:
         return self._n
 
+    def last_step(self) -> tuple[float, int, int, int]:
+        """The last step appended, as its row reads so far without making it one: (its time in seconds,
+        decode requests, scheduled tokens, CUDA-graph mode: known only when it returned its own batch's
+        forward, -1 otherwise)."""
+        t_start, t_end, res, _ = self._last
+        b, fw = res.batch, res.forward
+        mode = -1
+        if fw is not None and res.returned_lag == 0 and fw.graph_mode in GRAPH_MODES:
+            mode = GRAPH_MODES.index(fw.graph_mode)
+        return t_end - t_start, b.num_decode_reqs if b else -1, res.num_scheduled_tokens, mode
+
     def row(self, i: int) -> dict[str, float | int]:
         """Row ``i`` as recorded so far, by column name (times not yet on the nanosecond grid)."""
+        self._flush()
         f, n = self._f[i * _NF:(i + 1) * _NF], self._i[i * _NI:(i + 1) * _NI]
         return {**dict(zip(FLOAT_COLUMNS, f)), **dict(zip(INT_COLUMNS, n))}
 
-    def freeze(self) -> StepTrace:
-        """The rows as a trace; the step's times (``STEP_FLOATS``) put on the nanosecond grid."""
+    def freeze(self, gc: Callable[[np.ndarray, np.ndarray], dict[str, np.ndarray]] | None = None) -> StepTrace:
+        """The rows as a trace; the step's times (``STEP_FLOATS``) put on the nanosecond grid.
+
+        ``gc``: the GC columns from the steps' start and end times (as appended, before the grid),
+        instead of those appended (``inproc.run.gcwatch.GcWatch.columns``)."""
+        self._flush()
         n = self._n
         f = np.frombuffer(self._f, dtype=np.float64).reshape(n, _NF)
         i = np.frombuffer(self._i, dtype=np.int64).reshape(n, _NI)
         cols = {name: f[:, k].copy() for k, name in enumerate(FLOAT_COLUMNS)}
-        cols.update({name: on_ns_grid_array(cols[name]) for name in STEP_FLOATS})
         cols.update({name: i[:, k].copy() for k, name in enumerate(INT_COLUMNS)})
+        if gc is not None:
+            cols.update(gc(cols["t_start_s"], cols["t_end_s"]))
+        cols.update({name: on_ns_grid_array(cols[name]) for name in STEP_FLOATS})
         return StepTrace(cols)
 
 

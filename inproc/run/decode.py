@@ -11,13 +11,20 @@ on the clock's nanosecond grid: ``inproc.measure.steps.on_ns_grid``):
 
 - a step: from just before ``Engine.step()`` is called to just after it returns (its row's
   ``t_start_s`` / ``t_end_s``); every token the step returned is stamped with that end.
-  The step watchdog (``inproc.run.watchdog``) is armed before the first clock read and
-  disarmed after the second, so none of its bookkeeping is inside; the garbage collector's
-  pauses (``inproc.run.gcwatch``) are taken right inside those, just outside the clock reads;
+  Between two steps the loop does as little as it can, in code the engine's step has left cold
+  in the CPU's caches: the step's times and result are held (``StepRecorder``), and only what
+  the next step depends on is read from it (which requests finished, to refill them; before the
+  window opens, which have started). The step rows, the tokens filed under their requests
+  (``inproc.run.requests``: every ``HELD_DELTAS`` deltas and at the cell's end), the garbage collector's pauses
+  (``inproc.run.gcwatch``: a log its callback keeps, charged to the steps by time) and the
+  step watchdog's view (``inproc.run.watchdog``: the thread reads the loop's step count) are
+  all done in bulk or off the stepping thread;
 - a request's submit: just before it is handed to ``Engine.add_request`` (``submit_s``,
   where TTFT starts on every engine);
-- everything else the loop does (filing tokens, the window's bookkeeping, the counters
-  read, refills) falls between steps: that is what ``harness_overhead`` measures.
+- everything else the loop does (holding the step, the window's bookkeeping, refills, the
+  bulk work when it falls due, the counters read at the window's edges, and in a time window
+  after each step: the step that ends past it is outside, so the counters must be those of the
+  step before) falls between steps: that is what ``harness_overhead`` measures.
 
 The accounting only the step anatomy reads (``Engine.set_anatomy``) is on only in its own pass:
 up to :data:`ANATOMY_STEPS` steps right after the window, same requests (``CellTrace.anatomy_pass``).
@@ -39,6 +46,7 @@ from inproc.plan.prompts import CellPrompts
 from inproc.run.gcwatch import GcWatch
 from inproc.run.idle import drain, stop
 from inproc.run.progress import tick_line
+from inproc.run.requests import CellRequests
 from inproc.run.kernelpass import KernelPassRun
 from inproc.run.profiling import AfterWindow, DebugSettings, StepRanges
 from inproc.run.slowwatch import SlowWatch
@@ -80,19 +88,17 @@ class DecodeCell:
     def __init__(self, engine: Engine, prompts: CellPrompts, s: DecodeSettings, ids: Iterator[int],
                  clock: Clock = time.perf_counter, debug: DebugSettings | None = None,
                  should_stop: Callable[[], bool] | None = None, ticker: Callable[[str], None] | None = None,
-                 on_edge: Callable[[str, float], None] | None = None) -> None:
+                 on_edge: Callable[[str, float], None] | None = None, record_gc: bool = True) -> None:
         self.engine, self.prompts, self.s, self.ids, self.clock = engine, prompts, s, ids, clock
-        self.watchdog, self._engine_step = watched_step(engine)  # armed outside the step's clock reads
+        self.watchdog, self._engine_step = watched_step(engine)  # it watches the loop's step count (run)
         self.debug = debug or DebugSettings()
         self.should_stop = should_stop  # checked at every step boundary (Ctrl-C)
         self.ticker = ticker  # live status for a terminal, called at most every TICK_S
         self.prefix = prompts.shared_prefix() if prompts.mode == "shared" else None
         self.t0 = 0.0  # absolute clock at the cell's start; every time kept is relative to it
         # The requests.
-        self.active: dict[str, RequestTrace] = {}
-        self.done: list[RequestTrace] = []
+        self.requests = CellRequests()
         self.submitted = 0
-        self.started = 0  # of the first C requests, those with a first token
         # The window.
         self.open_s: float | None = None
         self.reason = ""
@@ -103,23 +109,34 @@ class DecodeCell:
         self.edges = WindowEdges(on_edge)  # at the window's edges: the heap frozen, ``on_edge`` told
         # The steps, and what is looked into besides the figures.
         self.rec = StepRecorder()
-        self.gc_watch = GcWatch()
+        self.gc_watch = GcWatch() if record_gc else None
         self.ranges = StepRanges(nvtx(), prompts.context, s.concurrency) if self.debug.nvtx else None
         name = f"ctx{prompts.context}-C{s.concurrency}"
         self.after = AfterWindow(engine, self.debug, name) if self.debug.profile and not self.debug.profile_slow else None
-        self.slow = SlowWatch(engine, self.debug, name, self.rec) if self.debug.watch_slow else None
+        self.slow = SlowWatch(engine, self.debug, name, self.rec, self._steps) if self.debug.watch_slow else None
         self.kernels = KernelPassRun(engine, s.kernel_steps, self.debug.profile_dir, name) if s.kernel_steps else None
 
     def run(self) -> CellTrace:
         """Submit C requests, step through the window (and any profiled steps), then abort what is left."""
         self.t0 = self.clock()
-        self.gc_watch.start()
+        gc_watch = self.gc_watch
+        if gc_watch is not None:
+            gc_watch.start()
         try:
             for _ in range(self.s.concurrency):
                 self._submit(initial=True)
-            self._loop()
+            if self.watchdog is None:
+                self._loop()
+            else:
+                with self.watchdog.watching(self.rec.__len__) as watch:
+                    try:
+                        self._loop()
+                    finally:
+                        watch.longest_step_s = self._longest_step_s()
+            self.requests.file_held()
         finally:
-            self.gc_watch.stop()
+            if gc_watch is not None:
+                gc_watch.stop()
             self.edges.closed()
             if self.after is not None:
                 self.after.abandon()
@@ -131,7 +148,7 @@ class DecodeCell:
                 self.kernels.abandon(len(self.rec) - 1)  # when the pass was cut short
         s, after, slow, kernels = self.s, self.after, self.slow, self.kernels
         profiled = after.result if after else slow.result if slow else None
-        return CellTrace(self.rec.freeze(), self._close(), self.open_s, s.window_s, self.reason, self.counters_start,
+        return CellTrace(self._steps(), self._close(), self.open_s, s.window_s, self.reason, self.counters_start,
                          self.counters_end, self.t0, s.window_steps, profiled, self.anatomy_pass,
                          kernels.result if kernels else None, kernels.table if kernels else None)
 
@@ -145,7 +162,7 @@ class DecodeCell:
                 window_step = break_at  # noqa: F841 - for the debugger: the window step about to run
                 breakpoint()  # the Nth window step runs next, on this thread (PYTHONBREAKPOINT picks the debugger)
             i, res, now_s = self._step()
-            finished = self._file(res, i)
+            finished = self.requests.file(res, i) if self.open_s is None else self.requests.hold(res, i)
             if pass_left:
                 pass_left -= 1
                 if not pass_left:
@@ -162,7 +179,7 @@ class DecodeCell:
                 if not pass_left and (after is None or after.closed_at(i)):
                     return
             if self.should_stop is not None and self.should_stop():
-                stop(self.engine, list(self.active))
+                stop(self.engine, list(self.requests.active))
             if self.ticker is not None and now_s - last_tick >= TICK_S:
                 last_tick = now_s
                 self.ticker(tick_line(self.s, self.open_s, now_s, res))
@@ -172,24 +189,30 @@ class DecodeCell:
     def _step(self) -> tuple[int, StepResult, float]:
         """The one place the cell steps the engine: ``Engine.step()`` between two clock reads, recorded.
 
-        Returns the step's row, its result and its end (seconds from the cell's start).
+        Returns the step's row, its result and its end (seconds from the cell's start, before the
+        nanosecond grid the row's ``t_end_s`` is frozen on: :meth:`_advance` puts it there where it matters).
         """
-        ranges, t0, watchdog, take = self.ranges, self.t0, self.watchdog, self.gc_watch.take
+        ranges, t0 = self.ranges, self.t0
         if ranges is not None:
             ranges.push(len(self.rec))
-        if watchdog is not None:
-            watchdog.arm_step()
-        between = take()
         ts = self.clock()
         res = self._engine_step()
         te = self.clock()
-        inside = take()
-        if watchdog is not None:
-            watchdog.disarm_step(te - ts)
-        i = self.rec.append(ts - t0, te - t0, res, inside + between)
+        i = self.rec.append(ts - t0, te - t0, res)
         if ranges is not None:
             ranges.pop(i, res)
-        return i, res, on_ns_grid(te - t0)  # the row's t_end_s as frozen: the window's bounds are step ends
+        return i, res, te - t0
+
+    def _steps(self):
+        """The step rows so far, frozen, with the garbage collector's pauses charged to them."""
+        gc_watch, t0 = self.gc_watch, self.t0
+        if gc_watch is None:
+            return self.rec.freeze()
+        return self.rec.freeze(lambda starts, ends: gc_watch.columns(starts, ends, t0))
+
+    def _longest_step_s(self) -> float:
+        steps = self.rec.freeze()
+        return float((steps.t_end_s - steps.t_start_s).max()) if len(steps) else 0.0
 
     # -- the requests -------------------------------------------------------------------
     def _submit(self, initial: bool) -> None:
@@ -199,59 +222,41 @@ class DecodeCell:
         spec = RequestSpec(req.request_id, prompt, s.max_tokens, s.temperature)
         req.submit_s = on_ns_grid(self.clock() - self.t0)  # before the engine takes it in: TTFT's start
         self.engine.add_request(spec)
-        self.active[req.request_id] = req
+        self.requests.add(req)
         self.submitted += 1
-
-    def _file(self, res: StepResult, step_index: int) -> int:
-        """File a step's deltas under their requests; returns how many requests finished.
-
-        :func:`inproc.run.idle.file_delta`, written out: at C = 128 this loop is most of the driver's work
-        per step, and a call per delta costs about a third of it.
-        """
-        finished, active = 0, self.active
-        for d in res.deltas:
-            req = active.get(d.request_id)
-            if req is None:
-                continue  # not this cell's (aborted before it, or another caller's)
-            new = d.new_token_ids
-            if new:
-                if req.initial and not req.token_steps:
-                    self.started += 1
-                req.token_steps.append(step_index)
-                req.token_counts.append(len(new))
-                req.token_ids.extend(new)
-            if req.num_cached_tokens is None:
-                req.num_cached_tokens = d.num_cached_tokens
-            if d.finished:
-                req.finished_step, req.finish_reason = step_index, d.finish_reason
-                self.done.append(active.pop(d.request_id))
-                finished += 1
-        return finished
 
     def _close(self) -> list[RequestTrace]:
         """Abort what is still in flight, leave the engine idle; every request, finished ones first."""
-        self.engine.abort(list(self.active))
+        active = self.requests.active
+        self.engine.abort(list(active))
         drain(self.engine)
-        for req in self.active.values():
+        for req in active.values():
             req.finish_reason = req.finish_reason or "abort"
-        return self.done + list(self.active.values())
+        return self.requests.done + list(active.values())
 
     # -- the window ---------------------------------------------------------------------
     def _advance(self, now_s: float, finished: int) -> bool:
         """Account for a step that ended at ``now_s``; False once the window has closed."""
         s = self.s
         if self.open_s is None:
-            self.reason = window_opens(self.started, s.concurrency, finished, now_s, s.warmup_limit_s)
+            self.reason = window_opens(self.requests.started, s.concurrency, finished, now_s, s.warmup_limit_s)
             if self.reason:
-                self.open_s = now_s
+                self.open_s = on_ns_grid(now_s)  # the row's t_end_s as frozen: the window's bounds are step ends
                 self.counters_start = self.counters_end = self.engine.counters()
                 self.edges.opened(self.t0 + now_s)
             return True
-        if s.window_steps is None and now_s > self.open_s + s.window_s:
+        if s.window_steps is not None:
+            self.window_steps += 1
+            if self.window_steps < s.window_steps:
+                return True
+            self.counters_end = self.engine.counters()  # the window's last step
+            return False
+        end = self.open_s + s.window_s
+        if now_s > end - 1e-6 and on_ns_grid(now_s) > end:  # compared as the row will be frozen
             return False  # this step ends past the window: it and its counts stay outside
         self.window_steps += 1
-        self.counters_end = self.engine.counters()  # as of the last step inside the window
-        return s.window_steps is None or self.window_steps < s.window_steps
+        self.counters_end = self.engine.counters()  # as of the last step inside the window (it may be)
+        return True
 
     def _next_pass(self, row: int) -> int:
         """Row ``row`` closed the window or a pass after it: end that pass and start the next (the anatomy's,

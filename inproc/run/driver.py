@@ -38,6 +38,8 @@ class Driver:
         # Called with ("open" | "close", clock time) at a decode window's edges (the runner's telemetry
         # marks them: the GPUs' energy counters are read there); None: nobody listens.
         self.on_window_edge: Callable[[str, float], None] | None = None
+        # The garbage collector's pauses recorded per step (inproc.run.gcwatch); off only in a benchmark's A/B.
+        self.record_gc = True
 
     def drain(self, max_steps: int = 1_000_000) -> None:
         """Step until the engine holds no request (aborted ones leave at the next step)."""
@@ -103,5 +105,5 @@ class Driver:
         if not primed:
             self.prime(prompts, s.temperature)
         cell = DecodeCell(self.engine, prompts, s, self.ids, self.clock, debug, self.should_stop, self.ticker,
-                          self.on_window_edge)
+                          self.on_window_edge, self.record_gc)
         return cell.run()

@@ -14,9 +14,10 @@ measured under the profiler (and with the stops between chunks in the window's t
 from __future__ import annotations
 
 import os
+from typing import Callable
 
 from inproc.measure.slow import OnlineSlow, Reference, cause_of
-from inproc.measure.steps import StepRecorder
+from inproc.measure.steps import StepRecorder, StepTrace
 from inproc.measure.trace import ProfiledSteps
 from inproc.run.profiling import DebugSettings
 
@@ -24,8 +25,10 @@ from inproc.run.profiling import DebugSettings
 class SlowWatch:
     """Judges each window step as it ends; stops in the debugger and/or profiles as ``debug`` asks."""
 
-    def __init__(self, engine, debug: DebugSettings, name: str, rec: StepRecorder) -> None:
+    def __init__(self, engine, debug: DebugSettings, name: str, rec: StepRecorder,
+                 steps: Callable[[], StepTrace] | None = None) -> None:
         self.engine, self.debug, self.name, self.rec = engine, debug, name, rec
+        self.steps = steps or rec.freeze  # the rows so far with their GC columns (the cause reads them)
         self.online = OnlineSlow()
         self.first_slow: int | None = None  # row of the first slow step
         self.broke = False
@@ -40,9 +43,7 @@ class SlowWatch:
 
     def stepped(self, row: int) -> None:
         """Window step ``row`` has been recorded: judge it, then break and profile as asked."""
-        r = self.rec.row(row)
-        ref = self.online.judge(row, r["t_end_s"] - r["t_start_s"], r["num_decode_reqs"], r["num_scheduled_tokens"],
-                                r["graph_mode"])
+        ref = self.online.judge(row, *self.rec.last_step())  # the row itself is made later, in bulk
         if ref is not None and self.first_slow is None:
             self.first_slow = row
             if self.debug.break_at_slow_step:
@@ -52,8 +53,9 @@ class SlowWatch:
 
     def _break(self, row: int, ref: Reference) -> None:
         self.broke = True
-        step = self.rec.row(row)  # noqa: F841 - for the debugger: the slow step's row, by column
-        cause, detail = cause_of(self.rec.freeze(), row, ref)  # noqa: F841 - its cause, as the report gives it
+        steps = self.steps()  # the rows so far, the GC columns charged (the cause reads them)
+        step = {name: col[row].item() for name, col in steps.columns.items()}  # noqa: F841 - for the debugger: its row
+        cause, detail = cause_of(steps, row, ref)  # noqa: F841 - its cause, as the report gives it
         median_ms = ref.median_s * 1e3  # noqa: F841 - its reference's median step time
         breakpoint()  # right after the first slow step (PYTHONBREAKPOINT picks the debugger)
 

@@ -4,9 +4,11 @@ A worker that dies mid-run leaves the head blocked in its next collective (the e
 wait, by design, with no timeout of their own), so a nightly job would hang until the
 workflow's limit. Where the transport notices the dead peer instead (gloo on the CPU), the
 step fails, and the runner's rebuild of the engine then waits for ranks that never come.
-The watchdog is a thread armed around every ``Engine.step()`` (:class:`WatchedEngine`:
-the runner's driver steps the engine through it; the timed loops arm it outside their
-clock reads) and around the runner's rebuild. When
+The watchdog is a thread that watches every ``Engine.step()`` (:class:`WatchedEngine`:
+the runner's driver steps the engine through it, armed around each step) and the runner's
+rebuild. A decode cell's loop does not arm it per step: it hands the watchdog its count of
+steps made (:meth:`StepWatchdog.watching`), and the thread, on its own schedule, sees that
+count stand still (nothing of the watchdog's runs on the stepping thread between two steps). When
 one outlives its limit, the watchdog thread:
 
 1. dumps every thread's stack (``faulthandler``) to stderr and to ``RESULTS.hang.txt``;
@@ -24,14 +26,14 @@ the floor (the first steps of a run, or a cell of a longer context than any befo
 """
 from __future__ import annotations
 
-import faulthandler
 import os
 import sys
 import threading
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Callable
+
+from inproc.run.hang import dump_stacks, end_own_children, stacks_path_for  # noqa: F401 - stacks_path_for: the runner's
 
 #: The process exit code after a hung step (0 ok, 1 regression, 2 bad input, 130 Ctrl-C).
 HUNG_EXIT_CODE = 3
@@ -43,8 +45,6 @@ FACTOR = 20.0
 POLL_S = 0.5
 #: A rebuild after a failure may take this many times the run's first build (and at least the step limit).
 REBUILD_FACTOR = 3.0
-#: Children are asked to stop (SIGTERM) and killed after this long.
-CHILD_GRACE_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -99,12 +99,16 @@ class Hang:
 
 
 class StepWatchdog:
-    """One daemon thread that polls what is armed; :meth:`arm_step` / :meth:`disarm_step` around one engine step.
+    """One daemon thread that polls what is armed; :meth:`arm_step` / :meth:`disarm_step` around one engine
+    step, or :meth:`watching` around a loop of steps that counts its own.
 
     Arming and disarming are plain attribute writes, no lock and no wake-up: whoever times
-    the step calls them outside its clock reads (``DecodeCell._step``), so the watchdog adds
-    nothing to a timed step. The thread looks every :data:`POLL_S` (a hang is caught within
-    that of its limit). Only the stepping thread writes the counters and ``longest_s``.
+    the step calls them outside its clock reads (``Driver.run_to_completion``). A decode cell's
+    loop does not even that: the thread reads the loop's step count each :data:`POLL_S`, and a
+    count that has not moved for the limit is a hung step (so a hang is caught within
+    :data:`POLL_S` of its limit either way). Steps longer than a poll are seen by the thread as
+    the count standing still; they feed ``auto``, and the loop hands over its longest step when
+    it ends. Only the stepping thread writes the counters.
     """
 
     def __init__(self, timeout: StepTimeout, on_hang: Callable[[Hang], None], stacks_path: str | None = None,
@@ -120,6 +124,10 @@ class StepWatchdog:
         # assigned whole, so the watchdog thread never reads half of it.
         self._armed: tuple[int | str, float, float] | None = None
         self._stopped = False
+        # A loop of steps being watched: (its step count, the cell's steps before it), and the
+        # count the thread last saw with when it first saw it.
+        self._loop: tuple[Callable[[], int], int] | None = None
+        self._seen: tuple[int, float] = (-1, 0.0)
         self.fired: Hang | None = None
         self._thread = threading.Thread(target=self._watch, name="inproc-step-watchdog", daemon=True)
         self._thread.start()
@@ -138,6 +146,11 @@ class StepWatchdog:
         self._armed = None
         if step_s > self.longest_s:
             self.longest_s = step_s
+
+    def watching(self, steps_made: Callable[[], int]) -> "LoopWatch":
+        """A context in which the thread watches a loop's own step count (``steps_made()``, read from
+        the thread: a plain attribute read); the loop arms nothing per step."""
+        return LoopWatch(self, steps_made)
 
     def step(self, fn: Callable[[], object]) -> object:
         """``fn()`` (one engine step) with the watchdog armed around it, for callers that do not time the step."""
@@ -169,14 +182,33 @@ class StepWatchdog:
 
     def _due(self) -> Hang | None:
         armed = self._armed  # one read: the stepping thread may disarm meanwhile
-        if armed is None or self.fired is not None:
+        if self.fired is not None:
             return None
+        if armed is None:
+            armed = self._loop_armed()
+            if armed is None:
+                return None
         what, start, limit = armed
         elapsed = self.clock() - start
         if elapsed < limit:
             return None
         self.fired = Hang(f"step {what}" if isinstance(what, int) else what, elapsed, limit)
         return self.fired
+
+    def _loop_armed(self) -> tuple[int, float, float] | None:
+        """A watched loop's step in progress as (its number in the cell, since when the count stood, its limit)."""
+        loop = self._loop
+        if loop is None:
+            return None
+        steps_made, before = loop
+        n, now = steps_made(), self.clock()
+        seen, since = self._seen
+        if n != seen:
+            if seen >= 0 and n == seen + 1:  # one step ended after standing at least since ``since``
+                self.longest_s = max(self.longest_s, now - since - POLL_S)
+            self._seen = (n, now)
+            return None
+        return before + n + 1, since, self.timeout.limit_s(self.longest_s)
 
     def _watch(self) -> None:
         while True:
@@ -201,41 +233,25 @@ class StepWatchdog:
         self._exit(HUNG_EXIT_CODE)
 
 
-def dump_stacks(path: str | None, hang: Hang) -> None:
-    """Every thread's Python stack to stderr and, when ``path`` is given, to that file."""
-    faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
-    if path:
-        try:
-            with open(path, "w") as f:
-                f.write(f"inproc step watchdog: {hang.reason()}\n")
-                f.flush()
-                faulthandler.dump_traceback(file=f, all_threads=True)
-            print(f"inproc: step watchdog: stacks saved in {path}", file=sys.stderr, flush=True)
-        except OSError as e:
-            print(f"inproc: step watchdog: could not write {path}: {e}", file=sys.stderr, flush=True)
+class LoopWatch:
+    """:meth:`StepWatchdog.watching`'s context: on entry the thread starts reading the loop's count; on
+    exit the loop's steps are added to the cell's and its longest step (``longest_step_s``, set by the
+    loop before it exits) feeds ``auto``."""
 
+    def __init__(self, dog: StepWatchdog, steps_made: Callable[[], int]) -> None:
+        self.dog, self.steps_made = dog, steps_made
+        self.longest_step_s = 0.0
 
-def end_own_children() -> None:
-    """SIGTERM this process's own children (the engine's local ranks), then SIGKILL those still alive."""
-    import psutil
+    def __enter__(self) -> "LoopWatch":
+        self.dog._seen = (-1, 0.0)
+        self.dog._loop = (self.steps_made, self.dog.cell_steps)
+        return self
 
-    children = psutil.Process().children(recursive=True)
-    for p in children:
-        try:
-            p.terminate()
-        except psutil.Error:
-            pass
-    _, alive = psutil.wait_procs(children, timeout=CHILD_GRACE_S)
-    for p in alive:
-        try:
-            p.kill()
-        except psutil.Error:
-            pass
-
-
-def stacks_path_for(out_path: str | None) -> str | None:
-    """``RESULTS.hang.txt`` beside the results file (None: no results file)."""
-    return str(Path(out_path).with_suffix(".hang.txt")) if out_path else None
+    def __exit__(self, *exc) -> None:
+        dog = self.dog
+        dog._loop = None
+        dog.cell_steps += self.steps_made()
+        dog.longest_s = max(dog.longest_s, self.longest_step_s)
 
 
 class WatchedEngine:

@@ -4,7 +4,7 @@ Each module has ``main(argv) -> int`` (its flags, ``--help`` its docstring) and 
 once, as a constant of its own; what they share is in ``harness`` (a fresh child, the interleaved
 order, the intervals, the verdict line) and ``blocks`` (interleaved blocks of steps inside one engine).
 ``formats``, ``kernelpass``, ``pairs`` and ``disturbed_real`` are parts of ``record``, ``anatomy``, ``verdict``
-and ``disturbed`` (its ``--real``).
+and ``disturbed`` (its ``--real``); ``fidelity_ab`` and ``fidelity_generate`` are parts of ``fidelity``.
 """
 from __future__ import annotations
 

@@ -121,7 +121,9 @@ def _logged_watchdog(log: _Log, timeout: StepTimeout = StepTimeout(30.0), **kwar
     return dog
 
 
-def test_the_timed_loops_arm_the_watchdog_outside_the_steps_clock_reads():
+def test_the_decode_loop_arms_nothing_per_step_and_the_timed_steps_of_a_single_request_are_armed_outside():
+    # Wrong code this fails: a decode loop that arms or disarms around its steps (or wakes the thread);
+    # run_to_completion arming inside its clock reads; the loop's steps or its longest step not handed over.
     from inproc.plan.prompts import CellPrompts, PromptFactory
     from inproc.run.driver import DecodeSettings, Driver
     from tests.fakes.fake_engine import FakeClock
@@ -134,12 +136,18 @@ def test_the_timed_loops_arm_the_watchdog_outside_the_steps_clock_reads():
     dog = _logged_watchdog(log)
     driver = Driver(WatchedEngine(engine, dog), clock=log.clock(fake))
     driver.decode_cell(CellPrompts(PromptFactory(1000, 1), 64, 4, "distinct", 8), DecodeSettings(4, 0.2, 50))
+    loop_end = len(log.events)
     driver.run_to_completion(list(range(1, 9)), 3)
     dog.stop()
     ev = log.events
     timed = [i for i, e in enumerate(ev) if e == "step" and ev[i - 1] == "clock"]
-    assert len(timed) >= 20 and "wake" not in ev[:-1] and ev[-1] == "wake"  # the only wake-up: stop()
-    for i in timed:  # ts, the step, te: nothing of the watchdog's in between; armed before, disarmed after
+    in_loop = [i for i in timed if i < loop_end]
+    single = [i for i in timed if i > loop_end]
+    assert len(in_loop) >= 20 and len(single) == 3
+    assert "wake" not in ev[:-1] and ev[-1] == "wake"  # the only wake-up: stop()
+    # The decode loop: from its first step to its last, nothing of the watchdog's at all.
+    assert not {"arm", "disarm"} & set(ev[in_loop[0]:in_loop[-1] + 2])
+    for i in single:  # ts, the step, te: nothing of the watchdog's in between; armed before, disarmed after
         assert ev[i - 2:i + 3] == ["arm", "clock", "step", "clock", "disarm"], ev[i - 4:i + 5]
     # Steps made outside a timed loop (the drain after the cell) are still watched, through WatchedEngine.step.
     untimed = [i for i, e in enumerate(ev) if e == "step" and i not in timed]

@@ -40,6 +40,7 @@ class SchedulerProbe:
         self.sched = scheduler
         self.shapes = shapes  # read each batch's shape (per-request Python; off with --anatomy off)
         self.per_position = True  # read the drafts' per-position counts (off: scripts/bench.py spec's A/B)
+        self.read_kv = True  # read the KV blocks held at each step (off only in scripts/bench.py fidelity's A/B)
         self.counters = CounterTotals()
         self.step = 0  # adapter steps begun so far
         self.begin()
@@ -89,9 +90,10 @@ class SchedulerProbe:
         self.num_scheduled_tokens = int(out.total_num_scheduled_tokens)
         self.num_preempted = len(out.preempted_req_ids or ())
         self.batch = batch_shape(out, sched.requests) if self.shapes else None
-        pool = sched.kv_cache_manager.block_pool
-        # Free blocks include cached ones no request holds; the null block is never free.
-        self.kv_used_blocks = int(pool.num_gpu_blocks) - 1 - int(pool.get_num_free_blocks())
+        if self.read_kv:
+            pool = sched.kv_cache_manager.block_pool
+            # Free blocks include cached ones no request holds; the null block is never free.
+            self.kv_used_blocks = int(pool.num_gpu_blocks) - 1 - int(pool.get_num_free_blocks())
         setattr(out, _TAG, self.step)
 
     def _returned(self, scheduler_output, outputs) -> None:
