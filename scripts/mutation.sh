@@ -11,6 +11,7 @@
 #                                          clone has no such history)
 #   --min PCT     exit 1 when a module run scores below PCT (default 85)
 #   --record      write the scores into docs/mutation-scores.tsv
+#   --list        print the modules it would run, and stop
 #
 # mutmut writes its mutants/ folder into the tree it runs in, so each module runs in a scratch copy of the
 # checkout's files (INPROC_MUTATION_DIR, default a new folder under /tmp, kept: `mutmut browse` works there;
@@ -74,27 +75,29 @@ changed_modules() {
   done
 }
 
-min=85; record=0; changed=""; use_changed=0; modules=()
+min=85; record=0; list=0; changed=""; use_changed=0; modules=()
 while (($#)); do
   case "$1" in
     --min) [[ "${2:-}" =~ ^[0-9]+(\.[0-9]+)?$ ]] || usage_error "--min needs a percentage such as 85, got '${2:-}'."
            min="$2"; shift 2 ;;
     --record) record=1; shift ;;
+    --list) list=1; shift ;;
     --changed) use_changed=1; shift
                if [[ $# -gt 0 && "$1" != -* ]]; then changed="$1"; shift; fi ;;
-    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    -*) usage_error "Unknown option '$1'. Options: --changed [BASE], --min PCT, --record." ;;
+    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -*) usage_error "Unknown option '$1'. Options: --changed [BASE], --min PCT, --record, --list." ;;
     *) modules+=("$(module_key "$1")") || exit 2; shift ;;
   esac
 done
 if ((use_changed)); then
   ((${#modules[@]} == 0)) || usage_error "Give modules or --changed, not both."
-  list="$(changed_modules "$changed")" || exit 2
-  mapfile -t modules <<<"$list"; [[ -n "$list" ]] || modules=()
+  found="$(changed_modules "$changed")" || exit 2
+  mapfile -t modules <<<"$found"; [[ -n "$found" ]] || modules=()
   if ((${#modules[@]} == 0)); then echo "mutation: no verdict module or its tests changed; nothing to run"; exit 0; fi
 elif ((${#modules[@]} == 0)); then
   modules=("${ALL[@]}")
 fi
+if ((list)); then printf '%s\n' "${modules[@]}"; exit 0; fi
 
 [[ -x "$py" ]] || usage_error "No Python at $py: run scripts/setup_vllm.sh, or set INPROC_VLLM_VENV."
 if ! "$py" -c "import mutmut" 2>/dev/null; then
