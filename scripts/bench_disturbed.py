@@ -6,8 +6,9 @@ Windows come from ``tests/sim/host.py`` (a known truth: host counters in 10 ms t
 tree's CPU jittered, a quiet machine's daemons drawn from a gamma distribution, step times with jitter and
 refill prefills), judged by ``inproc.telemetry.disturbed.judge`` as a cell's window is judged:
 
-- **quiet**: nothing else runs (daemons at ``--daemon-cores`` on average). The false-flag rate is the share of
-  windows flagged for any cause (target ≤ 1 %).
+- **quiet**: nothing else runs (daemons at ``--daemon-cores`` on average), the hypervisor steals as it did on
+  the 2-vCPU VM these were measured on (``tests.sim.host.QUIET_STEAL``, no steady share known to the rule). The
+  false-flag rate is the share of windows flagged for any cause (target ≤ 2 %).
 - **burner**: another program uses 0.25 to 2 cores through the whole window, or through its second half only.
   The power is the share flagged (target ≥ 95 % from 0.5 core), and "named" the share whose first cause is
   the other processes' CPU.
@@ -17,6 +18,7 @@ this tree using 1 core) and window length. The targets are for a 2-core machine:
 ``OTHER_HOST_SHARE`` of the CPUs leaves spare cores and is not flagged, by the rule's design.
 
 Run: .venv-vllm/bin/python scripts/bench.py disturbed [--trials 1000] [--daemon-cores 0.03]
+``--real``: the same rates measured on this machine with the real engine (``scripts/bench_disturbed_real.py``).
 """
 from __future__ import annotations
 
@@ -33,10 +35,10 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from bench_verdict import wilson  # noqa: E402
 from inproc.telemetry.disturbed import judge  # noqa: E402
-from tests.sim.host import HostSim, simulate  # noqa: E402
+from tests.sim.host import QUIET_STEAL, HostSim, simulate  # noqa: E402
 
 BURNERS = (0.25, 0.5, 1.0, 2.0)
-MACHINES = ((2, 5.0), (2, 30.0), (8, 5.0))  # (cores, window seconds)
+MACHINES = ((2, 3.0), (2, 30.0), (8, 3.0))  # (cores, window seconds): 3 s is the demo's window
 
 
 def flagged(s: HostSim, trials: int, rng: np.random.Generator) -> tuple[int, int]:
@@ -57,13 +59,14 @@ def _rate(label: str, k: int, n: int, target: str = "") -> str:
 
 def run(a: argparse.Namespace) -> None:
     rng = np.random.default_rng(a.seed)
-    print(f"Simulated windows: this tree 1 core, daemons {a.daemon_cores:g} cores on average, 10 Hz samples, "
-          f"10 ms ticks; {a.trials} windows a line")
+    print(f"Simulated windows: this tree 1 core, daemons {a.daemon_cores:g} cores on average, steal a gamma share "
+          f"of the running time (mean {QUIET_STEAL.steal_share:.1%}, shape {QUIET_STEAL.steal_shape:g}, a draw a "
+          f"second), 10 Hz samples, 10 ms ticks; {a.trials} windows a line")
     for cores, window_s in MACHINES:
-        base = HostSim(cores=cores, window_s=window_s, daemon_cores=a.daemon_cores)
+        base = replace(QUIET_STEAL, cores=cores, window_s=window_s, daemon_cores=a.daemon_cores)
         print(f"{cores} cores, {window_s:g} s windows:")
         k, _ = flagged(base, a.trials, rng)
-        print(_rate("quiet: flagged", k, a.trials, "<= 1 %"))
+        print(_rate("quiet: flagged", k, a.trials, "<= 2 %"))
         k, _ = flagged(replace(base, daemon_cores=4 * a.daemon_cores), a.trials, rng)
         print(_rate(f"daemons at {4 * a.daemon_cores:g} cores: flagged", k, a.trials))
         for cores_used in BURNERS:
@@ -76,6 +79,9 @@ def run(a: argparse.Namespace) -> None:
 
 
 def main(argv: list[str]) -> int:
+    if "--real" in argv:  # on this machine, not simulated
+        import bench_disturbed_real
+        return bench_disturbed_real.main(argv)
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--trials", type=int, default=1000, help="windows per line")
     ap.add_argument("--daemon-cores", type=float, default=0.03, help="a quiet machine's other CPU, on average")

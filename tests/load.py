@@ -13,6 +13,12 @@ from contextlib import contextmanager
 from typing import Iterator
 
 _SPIN = "import time\nend = time.monotonic() + {max_s!r}\nwhile time.monotonic() < end:\n    sum(range(1000))\n"
+# A burner of ``duty`` of a core: in each 20 ms (two counter ticks) it spins until it has had duty × 20 ms of CPU,
+# then sleeps what is left of the 20 ms (a scheduler that gives it less CPU gets no catch-up later).
+_DUTY = ("import time\nend = time.monotonic() + {max_s!r}\nwhile time.monotonic() < end:\n"
+         "    t, c = time.monotonic(), time.process_time()\n"
+         "    while time.process_time() - c < {spin_s!r} and time.monotonic() - t < 0.02:\n        sum(range(1000))\n"
+         "    time.sleep(max(0.0, 0.02 - (time.monotonic() - t)))\n")
 
 
 @contextmanager
@@ -38,11 +44,15 @@ _LAUNCH = ("import subprocess, sys\n"
 
 
 @contextmanager
-def burning_apart(workers: int = 2, max_s: float = 600.0) -> Iterator[list[int]]:
+def burning_apart(workers: int = 2, max_s: float = 600.0, duty: float = 1.0) -> Iterator[list[int]]:
     """Like :func:`burning`, but the burners are no children of this process: a launcher starts them and exits, so
     they are re-parented, as another program's processes are (a reader of this process tree's CPU, workers
-    included, must not count them). Yields their pids; each is killed at the block's end if it still spins."""
-    spin = _SPIN.format(max_s=float(max_s))
+    included, must not count them). ``duty`` < 1: each wants only that share of a core (it sleeps the rest).
+    Yields their pids; each is killed at the block's end if it still spins."""
+    if duty >= 1.0:
+        spin = _SPIN.format(max_s=float(max_s))
+    else:
+        spin = _DUTY.format(max_s=float(max_s), spin_s=0.02 * duty)
     out = subprocess.run([sys.executable, "-c", _LAUNCH.format(workers=int(workers), spin=spin)],
                          capture_output=True, text=True, check=True, timeout=60)
     pids = [int(x) for x in out.stdout.split()]

@@ -1,7 +1,8 @@
 """``inproc history RUN... | DIR``: per cell and metric the series over nights, its change points, the newest night's verdict.
 
-Exit code: 0 the newest night starts no regression, 1 it does, 2 bad input (one line on
-stderr, nothing written).
+Exit code: 0 the newest night starts no regression and none of its cells was left out, 1 it starts one,
+3 none found but a cell of it could not be judged (left out as disturbed or throttled), 2 bad
+input (one line on stderr, nothing written).
 """
 from __future__ import annotations
 
@@ -70,7 +71,8 @@ def _store(store: Path, nights: list[Night]) -> list[str]:
 def history(inputs, threshold, threshold_confidence, metrics, window, allow, fmt, output, html, store) -> int:
     """Follow RUN files (results files or stored summaries, ordered by their date) or a folder of them.
 
-    Exit code: 1 when the newest night starts a regression, 0 otherwise, 2 on bad input.
+    Exit code: 1 when the newest night starts a regression; 3 when it starts none but a cell of it could not
+    be judged (left out as disturbed or throttled); 0 otherwise; 2 on bad input.
     """
     tests = StatSettings(threshold_confidence=parse_confidence(threshold_confidence, "--threshold-confidence"))
     settings = HistorySettings(CompareSettings(parse_threshold(threshold), parse_metrics(metrics),

@@ -13,6 +13,10 @@
   alarm and its change lies beyond the threshold at the threshold confidence; a cell
   that was Valid and is not any more is a regression too. With too little to learn a
   spread from, the row is "insufficient data", with the interval it could show.
+- **Cells not judged.** A newest-night cell left out of its series (Valid, but disturbed or
+  throttled) is named (``History.unjudged``), never called not slower: with no regression
+  found, the history exits 3, as compare does. (Rows with too few nights for a spread say
+  "insufficient data" and keep exit 0: every history starts with them.)
 - **Diagnosis.** Every confirmed change and every slower or faster newest-night row gets
   the diagnosis of ``inproc.history.diagnose`` from the two sides' step anatomy, and the
   record keys that differ across it (an engine version, an environment variable).
@@ -34,7 +38,7 @@ from inproc.compare.verdicts import FASTER, INSUFFICIENT, SLOWER, STATUS_CHANGED
 from inproc.history.diagnose import diagnose
 from inproc.history.judged import Judged, judge_values, lasting
 from inproc.history.nights import Night, Unreadable
-from inproc.history.series import Point, entry_of, series
+from inproc.history.series import Point, entry_of, left_out_reason, series
 from inproc.record.compact import CellAnatomy
 from inproc.record.summarize import anatomy_of
 
@@ -109,8 +113,15 @@ class History:
         return tuple(c for c in self.newest if c.verdict == INSUFFICIENT)
 
     @property
+    def unjudged(self) -> tuple[tuple[tuple[int, int], str], ...]:
+        """The newest night's cells left out of their series, each with why (disturbed, throttled)."""
+        return tuple(sorted(((e.context, e.concurrency), why) for e in self.nights[-1].record.decode
+                            if (why := left_out_reason(e))))
+
+    @property
     def exit_code(self) -> int:
-        return 1 if self.regressions else 0
+        """1 the newest night starts a regression; 3 none found, but a cell of it was left out; else 0."""
+        return 1 if self.regressions else 3 if self.unjudged else 0
 
 
 class _Anatomies:

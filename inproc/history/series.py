@@ -31,6 +31,11 @@ def entry_of(night: Night, cell: tuple[int, int]) -> DecodeEntry | None:
     return next((e for e in night.record.decode if (e.context, e.concurrency) == cell), None)
 
 
+def left_out_reason(entry: DecodeEntry) -> str:
+    """Why a Valid cell gives no figure although it was measured: the machine disturbed or throttled it ("" none)."""
+    return (entry.disturbed or entry.throttled) if entry.status == st.VALID else ""
+
+
 def figure(entry: DecodeEntry | None, metric: str, cutting: SubWindowing = SubWindowing()) -> float | None:
     """The night's figure of ``metric`` in the cell (None unless the cell is Valid, neither throttled nor
     disturbed, and has samples)."""

@@ -9,10 +9,11 @@ data and unreadable nights follow.
 """
 from __future__ import annotations
 
-from inproc import types as st
 from inproc.compare.estimate import Estimate
 from inproc.compare.samples import METRICS
+from inproc.compare.verdicts import INSUFFICIENT
 from inproc.history.build import Change, History, Outlier
+from inproc.history.series import left_out_reason
 from inproc.history.nights import Night
 from inproc.units import format_tokens
 
@@ -79,6 +80,14 @@ def verdict_line(h: History) -> str:
     if h.regressions:
         cells = sorted({cell_text(c.cell) for c in h.regressions})
         return f"Regression: {newest} starts a regression in {len(cells)} cell(s): {', '.join(cells)}."
+    if h.unjudged:  # never "not slower" about a cell it could not judge
+        left = {cell for cell, _ in h.unjudged}
+        judged = {c.cell for c in h.newest if c.verdict != INSUFFICIENT} - left
+        named = "; ".join(f"{cell_text(cell)} ({why})" for cell, why in h.unjudged)
+        if not judged:
+            return f"Insufficient data: {newest} could not be judged in any cell: {named}."
+        return (f"No regression found in the {len(judged)} cell(s) of {newest} judged, but {len(left)} "
+                f"could not be judged: {named}.")
     if h.newest and len(h.insufficient) == len(h.newest):
         return f"Insufficient data: {newest} cannot be judged yet ({h.insufficient[0].reason})."
     thr = h.settings.compare
@@ -107,8 +116,7 @@ def left_out(h: History) -> list[str]:
     out = []
     for n in h.nights:
         for e in n.record.decode:
-            why = e.disturbed or e.throttled
-            if why and e.status == st.VALID:
+            if why := left_out_reason(e):
                 out.append(f"{cell_text((e.context, e.concurrency))} at {n.label} left out: {why}")
     return out
 

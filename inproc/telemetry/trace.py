@@ -43,6 +43,11 @@ HOST_COLUMNS: tuple[tuple[str, str], ...] = (
     ("cpu_freq_max_mhz", "f8"),  # psutil.cpu_freq().max (0 where the platform states none), with it
     ("children_cpu_s", "f8"),  # this process's children (engine workers): live ones' + reaped ones' CPU, 1 Hz
     ("host_steal_s", "f8"),  # psutil.cpu_times().steal: all CPUs, cumulative (Linux; absent elsewhere)
+    # The CPUs the engine's tree may run on (its threads' affinity, taken as the cell starts), from the same
+    # per-CPU reading (/proc/stat's cpuN lines): busy (steal included), all, and steal seconds, cumulative.
+    ("tree_cpus_busy_s", "f8"),
+    ("tree_cpus_total_s", "f8"),
+    ("tree_cpus_steal_s", "f8"),
 )
 
 
@@ -140,6 +145,9 @@ class TelemetryTrace:
     sampler_note: str | None = None
     sampler_placement: str | None = None
     gpu_others: tuple[str, ...] = ()  # compute processes not of this tree on a sampled GPU, read at the end
+    # The run's steady steal before its matrix (``inproc.telemetry.busy``): the share of the engine's CPUs'
+    # running time the hypervisor took while the engine was built; each window's steal is judged beyond it.
+    steady_steal_share: float | None = None
 
     @property
     def duration_s(self) -> float:
@@ -163,6 +171,7 @@ class TelemetryTrace:
             "sampler_note": self.sampler_note,
             "sampler_placement": self.sampler_placement,
             "gpu_others": list(self.gpu_others),
+            "steady_steal_share": self.steady_steal_share,
         }
 
     @classmethod
@@ -189,4 +198,5 @@ class TelemetryTrace:
             sampler_note=data.get("sampler_note"),
             sampler_placement=data.get("sampler_placement"),
             gpu_others=tuple(data.get("gpu_others") or ()),
+            steady_steal_share=data.get("steady_steal_share"),
         )

@@ -188,7 +188,7 @@ def test_two_nights_are_insufficient_data_with_the_within_run_interval_shown():
     from inproc.render.history import render_history_text
 
     h = build_history(read_nights(RUNS[:2]))
-    assert h.exit_code == 0 and h.changes == () and h.spreads == {}
+    assert h.exit_code == 0 and h.changes == () and h.spreads == {} and h.unjudged == ()
     judged = [c for c in h.newest if c.estimate is not None]
     assert h.newest and all(c.verdict == INSUFFICIENT for c in h.newest) and len(judged) >= 10
     for c in judged:  # the two nights' within-run interval, as compare shows one run against one run

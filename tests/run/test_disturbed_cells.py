@@ -1,75 +1,147 @@
-"""The disturbance rule on the real engine: a CPU burner (another program) through some cells' windows, not others.
+"""The disturbance rule on the real engine: two burners of another program through some cells' windows, not others.
 
-The machine these tests run on may be shared, so a cell measured without the burner may be disturbed all the
-same; the assertions read what each cell measured: the burner's cells are flagged with the other processes'
-CPU named, and a cell without the burner is flagged for other processes' CPU exactly when its own reading
-crossed the thresholds. On a machine known to be quiet, ``INPROC_TEST_QUIET=1`` asserts more: the cells
-without the burner are not flagged at all, and each burner cell's other-CPU is at least half a core above
-every quiet cell's (cells alternate, burner and not: ABAB).
+One run of four cells alternates (ABAB): C = 2 and 4 beside the burners, 1 and 3 without. What each test asserts
+comes from outside the rule: the burners' own CPU over each cell (their ``/proc/PID/stat``), the host's CPU count
+from ``/proc/stat``, and, for the cells without the burners, the machine measured quiet before the run (its busy
+CPU from ``/proc/stat`` less this process tree's). The machine these tests run on may be shared: the quiet
+case is skipped, with what was measured, where other processes used the machine as the run started.
 """
 from __future__ import annotations
 
 import os
+import time
+from dataclasses import dataclass, field
 
 import pytest
 
 import inproc.run.runner as runner_mod
 from inproc.render.text import DISTURBED, render_matrix
-from inproc.telemetry import disturbed as d
+from inproc.telemetry.busy import BusyCheck
 from inproc.telemetry.sampler import open_telemetry
-from inproc.telemetry.window import EntrySampling
 from tests.conftest import needs_vllm
 from tests.load import burning_apart
 from tests.run.test_runner import make_runner
 
 BURNT = (2, 4)  # the concurrency of the cells measured beside two burners; 1 and 3 are measured without
+QUIET_OTHER_CORES = 0.1  # other processes' CPU under which the machine counts as quiet at the run's start
+TICK_S = 1 / os.sysconf("SC_CLK_TCK")
 
 
-def _measured_beside_burners(monkeypatch):
+def _host_busy_s() -> tuple[float, int]:
+    """(busy CPU seconds of all CPUs, steal left out; the number of CPUs), from /proc/stat read here."""
+    busy, cpus = 0.0, 0
+    with open("/proc/stat") as f:
+        for line in f:
+            if line.startswith("cpu") and line[3] != " ":
+                t = [int(x) for x in line.split()[1:9]]
+                busy += (t[0] + t[1] + t[2] + t[5] + t[6]) * TICK_S  # user nice system irq softirq
+                cpus += 1
+    return busy, cpus
+
+
+def _tree_cpu_s() -> float:
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def _proc_cpu_s(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * TICK_S
+
+
+def measured_other_cores(seconds: float = 1.0) -> float:
+    """Other processes' CPU over ``seconds`` as this test reads it: the host's busy CPU less this process tree's."""
+    b0, t0, w0 = _host_busy_s()[0], _tree_cpu_s(), time.monotonic()
+    time.sleep(seconds)
+    b1, t1, w1 = _host_busy_s()[0], _tree_cpu_s(), time.monotonic()
+    return max(0.0, (b1 - b0) - (t1 - t0)) / (w1 - w0)
+
+
+@dataclass
+class AbabRun:
+    other_at_start: float
+    record: object = None
+    burner_cores: dict[int, float] = field(default_factory=dict)  # per burnt cell: the burners' CPU over it
+
+
+_RUNS: dict[str, AbabRun] = {}  # one ABAB run per engine, shared by the two tests
+
+
+@pytest.fixture()
+def abab(engine, driver, tmp_path_factory):
+    """The ABAB run on ``engine`` (made once), the machine measured before it, the burners' CPU over each burnt cell."""
+    name = engine.info.name
+    if name not in _RUNS:
+        _RUNS[name] = _abab_run(engine, tmp_path_factory)
+    return _RUNS[name]
+
+
+def _abab_run(engine, tmp_path_factory) -> AbabRun:
+    busy = BusyCheck()  # the run's steady steal, as ``inproc run`` reads it over its build
+    run = AbabRun(measured_other_cores())
+    busy.read()
+    telemetry = open_telemetry(hz=10.0)
+    telemetry.steady_steal_share = busy.steal_share
+    runner = make_runner(engine, tmp_path_factory.mktemp("abab") / "r.json", concurrency=(1, 2, 3, 4),
+                         telemetry=telemetry, window_s=2.0, max_output=64)
     real = runner_mod.measure_decode
 
     def measure(driver, sampling, prompts, cell, *args):
         if cell.concurrency not in BURNT:
             return real(driver, sampling, prompts, cell, *args)
-        with burning_apart(2, max_s=60.0):  # through the whole cell: its warm-up, window and sampling
-            return real(driver, sampling, prompts, cell, *args)
+        with burning_apart(2, max_s=60.0) as pids:  # through the whole cell: its warm-up, window and sampling
+            c0, w0 = sum(_proc_cpu_s(p) for p in pids), time.monotonic()
+            entry = real(driver, sampling, prompts, cell, *args)
+            run.burner_cores[cell.concurrency] = (sum(_proc_cpu_s(p) for p in pids) - c0) / (time.monotonic() - w0)
+        return entry
 
-    monkeypatch.setattr(runner_mod, "measure_decode", measure)
-
-
-def test_cells_under_a_burner_are_flagged_with_its_cpu_and_the_others_by_their_own_reading(
-        engine, driver, tmp_path, monkeypatch):
-    runner = make_runner(engine, tmp_path / "r.json", concurrency=(1, 2, 3, 4), window_s=2.0, max_output=64)
-    telemetry = open_telemetry(hz=10.0)
-    runner.sampling = EntrySampling(telemetry)
-    _measured_beside_burners(monkeypatch)
+    mp = pytest.MonkeyPatch()
+    mp.setattr(runner_mod, "measure_decode", measure)
     try:
-        rec = runner.run()
+        run.record = runner.run()
     finally:
+        mp.undo()
         telemetry.close()
-    readings = {e.concurrency: e.telemetry.disturbance for e in rec.decode}
-    for c, r in sorted(readings.items()):
-        print(f"C={c}{' (burner)' if c in BURNT else ''}: other {r.other_cores} of {r.host_cores} cores, "
-              f"tree {r.tree_cores}, idle {r.idle_cores}, steal {r.steal_cores}; {r.reason or 'not disturbed'}")
-    quiet = [r for c, r in readings.items() if c not in BURNT]
+    for e in run.record.decode:
+        r = e.telemetry.disturbance
+        print(f"C={e.concurrency}{' (burners: %.2f cores)' % run.burner_cores[e.concurrency] if e.concurrency in BURNT else ''}:"
+              f" other {r.other_cores} of {r.host_cores} cores, tree {r.tree_cores}, steal share {r.steal_share}; "
+              f"{r.reason or 'not disturbed'}")
+    return run
+
+
+def test_cells_beside_burners_are_flagged_with_the_burners_cpu(abab):
+    """Wrong code this fails: the burners' CPU counted as the engine's tree (they are no children of it), the other
+    processes' cause left out or named after another, the host's CPUs miscounted, a disturbed cell dropped."""
+    readings = {e.concurrency: e.telemetry.disturbance for e in abab.record.decode}
+    cpus = _host_busy_s()[1]
     for c in BURNT:
-        e = next(x for x in rec.decode if x.concurrency == c)
+        e = next(x for x in abab.record.decode if x.concurrency == c)
         assert e.disturbed.startswith("disturbed: other processes used "), e.disturbed
         assert e.status in ("Valid", "Requests queued") and e.figures.total_tok_s > 0  # kept, with its figures
-        if os.environ.get("INPROC_TEST_QUIET") == "1":
-            assert readings[c].other_cores >= max(r.other_cores for r in quiet) + 0.5, readings
-    for r in quiet:  # flagged for CPU exactly when its own reading crossed the thresholds
-        crossed = r.other_cores >= d.MIN_OTHER_CORES and (
-            r.idle_cores < d.MIN_IDLE_CORES or r.other_cores >= d.OTHER_HOST_SHARE * r.host_cores)
-        assert crossed == any(x.startswith("other processes used") for x in r.causes), r
-        assert not (os.environ.get("INPROC_TEST_QUIET") == "1" and r.causes), r
-    for r in readings.values():  # the engine's own CPU is its tree's, below the host's to the counters' ticks
-        slack = 4 * d.COUNTER_TICK_S / r.window_s  # a tick at each edge of the host's and the tree's counters
-        assert 0.1 < r.tree_cores <= r.host_cores + slack, r
-    text = render_matrix(rec)
+        # The rule saw most of what the burners took by their own counters (the window is most of the cell).
+        assert readings[c].other_cores >= 0.7 * abab.burner_cores[c] > 0.3, (readings[c], abab.burner_cores[c])
+    for r in readings.values():  # the host's CPUs as /proc/stat counts them; the engine's own CPU below them
+        assert r.host_cores == pytest.approx(cpus, rel=0.05) and r.cpus_cores == pytest.approx(cpus, rel=0.05)
+        assert 0.1 < r.tree_cores <= r.host_cores + 4 * TICK_S / r.window_s, r
+    text = render_matrix(abab.record)
     assert f"{DISTURBED[0]} {DISTURBED[1]}" in text
     burnt_cells = [line for line in text.splitlines() if line.strip().startswith("128 ")][0]
-    assert burnt_cells.count(DISTURBED[0]) == sum(bool(r.causes) for r in readings.values())
+    assert burnt_cells.count(DISTURBED[0]) == sum(bool(e.disturbed) for e in abab.record.decode)
+
+
+def test_cells_without_burners_on_a_quiet_machine_are_not_flagged(abab):
+    """Wrong code this fails: a threshold that flags a quiet machine's daemons or steady steal (the steal a VM
+    shows all the time is the run's note, not each cell's cause), the burners' CPU leaking into the next cell."""
+    if abab.other_at_start >= QUIET_OTHER_CORES:
+        pytest.skip(f"the machine was not quiet as the run started: other processes used "
+                    f"{abab.other_at_start:.2f} cores (quiet: under {QUIET_OTHER_CORES})")
+    readings = {e.concurrency: e.telemetry.disturbance for e in abab.record.decode}
+    quiet = {c: r for c, r in readings.items() if c not in BURNT}
+    assert all(not r.causes for r in quiet.values()), quiet
+    for c in BURNT:  # each burner cell's other CPU well above every quiet cell's
+        assert readings[c].other_cores >= max(r.other_cores for r in quiet.values()) + 0.5, readings
 
 
 @pytest.mark.long
@@ -79,10 +151,9 @@ def test_a_disturbed_cell_is_measured_again_and_keeps_each_try(engine, driver, t
     from inproc.record.io import load_results
 
     out = tmp_path / "r.json"
-    runner = make_runner(engine, out, concurrency=(2,), window_s=1.5, max_output=64)
-    runner.ctx = replace(runner.ctx, retry_disturbed=2)
     telemetry = open_telemetry(hz=10.0)
-    runner.sampling = EntrySampling(telemetry)
+    runner = make_runner(engine, out, concurrency=(2,), telemetry=telemetry, window_s=1.5, max_output=64)
+    runner.ctx = replace(runner.ctx, retry_disturbed=2)
     real, calls = runner_mod.measure_decode, []
 
     def measure(*args):  # the burner through the first try only
@@ -129,13 +200,10 @@ def test_inproc_run_beside_burners_warns_before_the_matrix_and_marks_every_cell(
     rec = load_results(str(out))
     # The burners share the cores with the run, but the kernel's scheduler decides how much each gets: on a
     # 2-core machine a cell now and then ran with the burners held to a sliver (tok/s at the quiet level, others'
-    # CPU near 0.25 cores). So each cell is flagged exactly when the CPU others used crossed the rule, and the
-    # burners must have crossed it in at least one cell.
+    # CPU near 0.25 cores). So the burners must have been flagged in at least one cell, and every flagged cell
+    # names the other processes first.
     for e in rec.decode:
-        fig = e.telemetry.disturbance
-        crossed = fig.other_cores is not None and fig.other_cores >= d.MIN_OTHER_CORES and (
-            fig.idle_cores < d.MIN_IDLE_CORES or fig.other_cores >= d.OTHER_HOST_SHARE * fig.host_cores)
-        assert e.disturbed.startswith("disturbed: other processes used ") == crossed, (e.key, e.disturbed, fig)
+        assert not e.disturbed or e.disturbed.startswith("disturbed: other processes used "), (e.key, e.disturbed)
     flagged = [e for e in rec.decode if e.disturbed]
     assert flagged and f"{DISTURBED[0]} {DISTURBED[1]}" in done.stdout
     report = out.with_suffix(".md").read_text()

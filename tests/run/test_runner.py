@@ -26,14 +26,15 @@ class StepFault:
         return self.real()
 
 
-def make_runner(engine, out, concurrency=(1, 2), **settings):
-    """A runner over a small plan on the session engine of ``engine``'s kind."""
+def make_runner(engine, out, concurrency=(1, 2), telemetry=None, **settings):
+    """A runner over a small plan on the session engine of ``engine``'s kind (sampled by ``telemetry``, wired
+    as a run wires it: its window edges marked by the driver)."""
     profile = load_profile(DEFAULT_PROFILES[engine.info.name])
     s = replace(profile.matrix, **{"contexts": (128,), "concurrency": concurrency, "window_s": 0.4, "max_output": 16,
                                    "prefill_contexts": (), **settings})
     plan = make_plan(s, engine.info.capacity, seed=3)
     record = new_record(profile, RunPlan(s, 3), engine.info, 0.0, 0.0, "test", Machine())
-    return Runner(RunContext(profile.launch, str(out), Progress(len(plan.cells))), engine, plan, record)
+    return Runner(RunContext(profile.launch, str(out), Progress(len(plan.cells))), engine, plan, record, telemetry)
 
 
 def test_error_cell_then_matrix_goes_on(engine, driver, tmp_path, monkeypatch):

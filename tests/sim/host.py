@@ -9,6 +9,11 @@ every 10th sample). Per sample interval:
   ``daemon_cores`` (shape 0.5: mostly nothing, now and then a burst);
 - a burner, while it runs (``burner_from`` to ``burner_to``, as shares of the window), uses
   ``burner_cores`` more, capped at the cores left;
+- the hypervisor steals ``steal_cores`` steadily, plus a share of what runs drawn from a gamma distribution
+  with mean ``steal_share`` and shape ``steal_shape`` (small: mostly a sliver, now and then a burst), drawn
+  once a second (``STEAL_BLOCK_S``), as
+  measured on a quiet 2-vCPU cloud VM (``scripts/bench.py disturbed --real`` prints that VM's figures);
+- the tree may run on every CPU (its CPUs' columns are the host's);
 - steps take ``step_ms`` with lognormal jitter ``step_jitter``, one in ``prefill_every`` a refill
   prefill of ``prefill_x`` times, and ``slow_x`` times longer while the burner runs (contention for the
   tree's core, ``burner_slows``).
@@ -23,6 +28,7 @@ from inproc.telemetry.series import SampleSeries
 from inproc.telemetry.trace import HOST_COLUMNS, TelemetryTrace
 
 TICK_S = 0.01
+STEAL_BLOCK_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -37,11 +43,18 @@ class HostSim:
     burner_from: float = 0.0
     burner_to: float = 1.0
     steal_cores: float = 0.0
+    steal_share: float = 0.0
+    steal_shape: float = 0.3
     step_ms: float = 10.0
     step_jitter: float = 0.15
     prefill_every: int = 60
     prefill_x: float = 8.0
     burner_slows: float = 1.5  # step time × this while the burner runs
+
+
+# A quiet 2-vCPU cloud VM's steal, measured on one (3 s windows of a busy machine's /proc/stat while nothing else
+# of ours ran: median 0.5 % of the running time, bursts to 10 %): see docs/measurements.md.
+QUIET_STEAL = HostSim(steal_share=0.01, steal_shape=0.3)
 
 
 def simulate(s: HostSim, rng: np.random.Generator) -> tuple[TelemetryTrace, float, float, np.ndarray]:
@@ -55,21 +68,34 @@ def simulate(s: HostSim, rng: np.random.Generator) -> tuple[TelemetryTrace, floa
     tree = np.clip(s.tree_cores * (1 + s.tree_jitter * rng.standard_normal(n - 1)), 0, s.cores)
     daemons = rng.gamma(0.5, s.daemon_cores / 0.5, n - 1) if s.daemon_cores > 0 else np.zeros(n - 1)
     burner = np.where(burning, s.burner_cores, 0.0)
-    busy_cores = np.minimum(tree + daemons + burner + s.steal_cores, s.cores)
-    busy = _ticks(np.concatenate(([0.0], np.cumsum(busy_cores * dt))))
+    running = np.minimum(tree + daemons + burner, s.cores)
+    shares = _steal_shares(s, rng, n - 1)
+    stolen = np.minimum(s.steal_cores + shares * running, s.cores - running)
+    busy = _ticks(np.concatenate(([0.0], np.cumsum((running + stolen) * dt))))
     total = _ticks(t * s.cores)
-    steal = _ticks(np.concatenate(([0.0], np.cumsum(np.full(n - 1, s.steal_cores) * dt))))
+    steal = _ticks(np.concatenate(([0.0], np.cumsum(stolen * dt))))
     own = _ticks(np.concatenate(([0.0], np.cumsum(tree * dt))))
     children = np.where(np.arange(n) % 10 == 0, 0.0, np.nan)
     children[-1] = 0.0
     values = {"process_cpu_s": own, "host_busy_s": busy, "host_total_s": total, "host_steal_s": steal,
               "children_cpu_s": children, "rss_bytes": np.full(n, 1e9),
-              "cpu_freq_mhz": np.full(n, np.nan), "cpu_freq_max_mhz": np.full(n, np.nan)}
+              "cpu_freq_mhz": np.full(n, np.nan), "cpu_freq_max_mhz": np.full(n, np.nan),
+              "tree_cpus_busy_s": busy, "tree_cpus_total_s": total, "tree_cpus_steal_s": steal}
     assert set(values) == {c for c, _ in HOST_COLUMNS}
     ok = {k: ~np.isnan(v) for k, v in values.items()}
     host = SampleSeries(t, values, ok, {"cpu_freq_mhz": "no frequency", "cpu_freq_max_mhz": "no frequency"}, {})
     trace = TelemetryTrace(s.hz, 0.0, float(t[-1]), 0.0, 0, (), "no GPU", host, None)
     return trace, float(t[1]), float(t[-2]), _steps(s, rng, burning, t)
+
+
+def _steal_shares(s: HostSim, rng: np.random.Generator, intervals: int) -> np.ndarray:
+    """The hypervisor's share of each sample interval's running time: one gamma draw per ``STEAL_BLOCK_S``
+    (steal comes in bursts of seconds, as another guest's work does)."""
+    if s.steal_share <= 0:
+        return np.zeros(intervals)
+    per = max(1, int(round(STEAL_BLOCK_S * s.hz)))
+    draws = rng.gamma(s.steal_shape, s.steal_share / s.steal_shape, intervals // per + 1)
+    return np.repeat(draws, per)[:intervals]
 
 
 def _ticks(seconds: np.ndarray) -> np.ndarray:
