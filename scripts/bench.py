@@ -48,7 +48,7 @@
   kernels    compare's kernel diagnosis on simulated kernel passes: how often clean against clean names a
              category, and how often a planted GEMM shift is named gemm (scripts/bench_kernels.py).
   disturbed  the disturbance rule on simulated windows (tests/sim/host.py): how often a quiet window is
-             flagged (target <= 1 %) and a window beside a burner of 0.25-2 cores (target >= 95 % from
+             flagged (target <= 2 %) and a window beside a burner of 0.25-2 cores (target >= 95 % from
              0.5 core), with Wilson intervals (scripts/bench_disturbed.py; --trials, --daemon-cores).
              --real: on this machine, real runs quiet and beside a 0.5-core burner (--runs, --log).
   exit       how long an inproc process takes to end after its command, python -m inproc

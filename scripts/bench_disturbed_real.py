@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -42,6 +43,7 @@ from tests.load import burning_apart  # noqa: E402
 
 PROFILE = ROOT / "launch_profiles" / "cpu-vllm-tiny-llama.toml"
 STEAL_MOVE_PCT = 5.0
+QUIET_OTHERS = 0.1  # other processes' cores over a quiet run from which it was not quiet
 
 
 def _cpu_s(pid: int) -> float | None:
@@ -52,6 +54,18 @@ def _cpu_s(pid: int) -> float | None:
     except FileNotFoundError:
         return None
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _host_busy_s() -> float:
+    """All CPUs' busy seconds (steal left out) from /proc/stat's first line."""
+    with open("/proc/stat") as f:
+        t = [int(x) for x in f.readline().split()[1:9]]
+    return (t[0] + t[1] + t[2] + t[5] + t[6]) / os.sysconf("SC_CLK_TCK")  # user nice system irq softirq
+
+
+def _children_cpu_s() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 def _inproc(*args: str, timeout_s: float = 600) -> subprocess.CompletedProcess:
@@ -75,12 +89,43 @@ def _cells(out: Path) -> list[dict]:
     return cells
 
 
+def rejudged(out: Path) -> list[dict]:
+    """The run's decode cells judged again from their recorded samples, in the order measured, each against the
+    run's steady steal as ``inproc.telemetry.busy.SteadySteal`` keeps it (the build's share, recorded with the
+    first cell, then the median over the cells before): the rule of this checkout on a run of any older one."""
+    from dataclasses import replace
+
+    from inproc.measure import metrics as m
+    from inproc.telemetry.busy import SteadySteal
+    from inproc.telemetry.disturbed import judge
+
+    steady, cells = SteadySteal(), []
+    for e in load_results(str(out)).decode:
+        tel = e.telemetry.trace if e.telemetry is not None else None
+        w = m.window(e.trace) if e.trace is not None else None
+        if tel is None or w is None:
+            continue
+        if not cells:
+            steady.build_share = tel.steady_steal_share  # the first cell's level is the build's
+        t = e.trace
+        ends = t.steps.t_end_s[w.first_step:w.last_step + 1]
+        d = judge(replace(tel, steady_steal_share=steady.level()), t.clock_origin_s + w.open_s,
+                  t.clock_origin_s + w.close_s, ends - t.steps.t_start_s[w.first_step:w.last_step + 1], ends)
+        steady.add(tel.host)
+        if d.window_s is not None:
+            cells.append({"cell": e.key, "status": e.status, "disturbed": d.reason, "steal_share": d.steal_share,
+                          "steady_steal_share": d.steady_steal_share, "cpus_other_cores": d.cpus_other_cores,
+                          "other_cores": d.other_cores, "tree_cores": d.tree_cores,
+                          "tok_s": e.figures.total_tok_s if e.figures else None})
+    return cells
+
+
 def one_run(kind: str, i: int, a: argparse.Namespace, folder: Path) -> dict:
     """One ``inproc run`` (quiet, or beside the burner), its cells, and for a quiet one its self-compare's exit code."""
     out = folder / f"{kind}-{i}-{int(time.time())}.json"
     cells = ("--cells", a.cells) if a.cells else ()
     args = ("run", str(PROFILE), *cells, "--no-prefill", "--duration", str(a.duration), "--out", str(out))
-    t0 = time.monotonic()
+    t0, busy0, kids0 = time.monotonic(), _host_busy_s(), _children_cpu_s()
     burner_cores = None
     if kind == "burner":
         with burning_apart(1, max_s=900.0, duty=a.burner_cores) as pids:
@@ -90,7 +135,10 @@ def one_run(kind: str, i: int, a: argparse.Namespace, folder: Path) -> dict:
         burner_cores = (c1 - c0) / (time.monotonic() - t0) if c0 is not None and c1 is not None else None
     else:
         done = _inproc(*args)
-    row = {"kind": kind, "rc": done.returncode, "wall_s": time.monotonic() - t0, "burner_cores": burner_cores,
+    wall = time.monotonic() - t0
+    # Everything but the run's own process tree (reaped: the inproc process and its engine workers), over the run.
+    others = max(0.0, (_host_busy_s() - busy0) - (_children_cpu_s() - kids0)) / wall
+    row = {"kind": kind, "file": out.name, "rc": done.returncode, "wall_s": wall, "burner_cores": burner_cores, "others_cores": others,
            "notes": [x for x in done.stderr.splitlines() if x.startswith(("note:", "warning:"))]}
     if done.returncode != 0:
         row["error"] = done.stderr[-1500:]
@@ -125,9 +173,19 @@ def summary(rows: list[dict]) -> str:
     out = [f"{len(rows)} runs in the log ({sum(r['rc'] != 0 for r in rows)} failed)"]
     for kind, target in (("quiet", "<= 2 %"), ("burner", ">= 95 %")):
         cells = [c for r in rows if r["kind"] == kind for c in r.get("cells", ())]
+        if kind == "quiet":
+            measured = [r for r in rows if r["kind"] == kind and r.get("others_cores") is not None]
+            loud = [r for r in measured if r["others_cores"] >= QUIET_OTHERS]
+            out.append(f"  quiet runs where other processes used >= {QUIET_OTHERS} cores over the run (by /proc/stat "
+                       f"less the run's own tree): {len(loud)} of the {len(measured)} measured "
+                       + ", ".join(f"{r['others_cores']:.2f}" for r in loud))
         flagged = [c for c in cells if c["disturbed"]]
         out.append(_rate(f"{kind}: cells flagged", len(flagged), len(cells), target))
         if kind == "quiet":
+            by = {"steal": "the hypervisor", "other processes": "other processes", "step time": "step time"}
+            counts = {k: sum(any(x.startswith(v) for x in c["disturbed"].removeprefix("disturbed: ").split("; "))
+                             for c in flagged) for k, v in by.items()}
+            out.append("    causes named: " + ", ".join(f"{k} {n}" for k, n in counts.items()))
             out += [f"    {c['cell']}: {c['disturbed']}" for c in flagged]
         if kind == "burner" and cells:
             named = sum(c["disturbed"].startswith("disturbed: other processes used") for c in flagged)
@@ -152,6 +210,27 @@ def summary(rows: list[dict]) -> str:
     return "\n".join(out)
 
 
+def _rejudge(log: Path, folders: list[Path]) -> int:
+    """The log's summary with every kept run's cells judged again (runs whose file is not kept are left out). A log
+    row without its file's name (older logs) takes the next kept file of its kind, oldest first."""
+    kept = sorted((p for f in folders for p in f.glob("*-*-*.json")), key=lambda p: int(p.stem.rsplit("-", 1)[1]))
+    rows, at = [], 0
+    for row in (json.loads(x) for x in log.read_text().splitlines() if x.strip()):
+        if row["rc"] != 0:
+            continue
+        if "file" in row:
+            found = [p for p in kept if p.name == row["file"]]
+        else:
+            while at < len(kept) and not kept[at].name.startswith(row["kind"] + "-"):
+                at += 1
+            found, at = kept[at:at + 1], at + 1
+        if found:
+            rows.append({**row, "cells": rejudged(found[0])})
+    print(f"judged again with this checkout's rule, from the recorded samples of {len(rows)} kept runs:")
+    print(summary(rows))
+    return 0
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--real", action="store_true", help="(selects this benchmark in scripts/bench_disturbed.py)")
@@ -164,8 +243,13 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--log", required=True, help="JSON lines file the runs are appended to (and summarised from)")
     ap.add_argument("--summary", action="store_true", help="print the log's summary only")
     ap.add_argument("--keep", help="keep the runs' results files in this folder (default: removed)")
+    ap.add_argument("--rejudge", nargs="*", metavar="DIR", default=None,
+                    help="judge the cells of the runs kept in these folders again with this checkout's rule, as "
+                         "listed in --log (its entries' file names), and print that summary")
     a = ap.parse_args(argv)
     log = Path(a.log)
+    if a.rejudge is not None:
+        return _rejudge(log, [Path(x) for x in a.rejudge])
     if not a.summary:
         burner_runs = a.runs if a.burner_runs is None else a.burner_runs
         t0, longest = time.monotonic(), 0.0

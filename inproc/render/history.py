@@ -85,7 +85,9 @@ def verdict_line(h: History) -> str:
         judged = {c.cell for c in h.newest if c.verdict != INSUFFICIENT} - left
         named = "; ".join(f"{cell_text(cell)} ({why})" for cell, why in h.unjudged)
         if not judged:
-            return f"Insufficient data: {newest} could not be judged in any cell: {named}."
+            rest = {c.cell for c in h.insufficient} - left
+            more = f"; the other {len(rest)}: insufficient data ({h.insufficient[0].reason})" if rest else ""
+            return f"Insufficient data: {newest} could not be judged in any cell: {named}{more}."
         return (f"No regression found in the {len(judged)} cell(s) of {newest} judged, but {len(left)} "
                 f"could not be judged: {named}.")
     if h.newest and len(h.insufficient) == len(h.newest):

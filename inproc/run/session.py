@@ -154,7 +154,7 @@ def _build(profile: Profile, launch: LaunchSpec, sink: Sink, telemetry: Telemetr
     if (note := busy.steal_note()) is not None:
         sink(note)
     if telemetry is not None:
-        telemetry.steady_steal_share = busy.steal_share
+        telemetry.steady_steal.build_share = busy.steal_share
     return engine, build_s
 
 

@@ -9,7 +9,7 @@ other work on the machine than about the engine. Sources, all read from the wind
   engine workers included), in cores, on the CPUs the tree may run on (its threads' affinity) and
   on the whole host;
 * steal: CPU time the hypervisor gave to other guests (the per-CPU lines' steal, Linux) on the tree's
-  CPUs, as a share of their running time, beyond the run's steady share (measured before its matrix);
+  CPUs, as a share of their running time, beyond the run's steady share (``inproc.telemetry.busy.SteadySteal``);
 * CPU frequency: the mean over CPUs against their stated maximum (``psutil.cpu_freq()``);
 * the window's own stability (decode cells): the median step time of its second half against its
   first, and the longest stretch of consecutive steps far above the window's median;
@@ -90,7 +90,7 @@ class Disturbance:
     cpus_idle_cores: float | None = None
     cpus_steal_cores: float | None = None
     steal_share: float | None = None  # steal ÷ running time (busy − steal), on the tree's CPUs
-    steady_steal_share: float | None = None  # the run's steal share before its matrix (None: not measured)
+    steady_steal_share: float | None = None  # the run's steady steal share as the entry began (None: not measured)
     freq_share: float | None = None  # mean CPU frequency ÷ its maximum
     half_ratio: float | None = None  # second half's median step time ÷ first half's
     stretch_steps: int | None = None  # longest run of steps above STRETCH_FACTOR × the median
@@ -136,7 +136,7 @@ def causes(d: Disturbance) -> tuple[str, ...]:
     if cause := other_cause(d):
         out.append(cause)
     if (moved := steal_moved(d)) is not None and moved >= STEAL_MOVE:
-        steady = f" against {100 * d.steady_steal_share:.1f} % before the matrix" if d.steady_steal_share else ""
+        steady = f" against the run's steady {100 * d.steady_steal_share:.1f} %" if d.steady_steal_share else ""
         out.append(f"the hypervisor took {100 * d.steal_share:.1f} % of the engine's CPU time (steal, "
                    f"{d.cpus_steal_cores:.2f} cores){steady} during the window")
     busy = None if d.idle_cores is None else 1 - d.idle_cores / d.host_cores

@@ -27,6 +27,7 @@ import time
 from typing import Any, Callable, Sequence
 
 from inproc.errors import UsageError
+from inproc.telemetry.busy import SteadySteal
 from inproc.telemetry.gpu_sampler import GpuCell, GpuProcess
 from inproc.telemetry.gpu_procs import own_pids
 from inproc.telemetry.host_reader import HostReader, open_host_reader
@@ -91,8 +92,8 @@ class Telemetry:
         self._mark_cpu_s = 0.0  # CPU of this cell's mark() calls
         self._marks: list[Mark] = []
         self._start_note: str | None = None
-        # The run's steady steal share (``inproc.telemetry.busy.BusyCheck.steal_share``), copied into each trace.
-        self.steady_steal_share: float | None = None
+        # The run's steady steal (the build's share, then the entries'), copied into each trace as it ends.
+        self.steady_steal = SteadySteal()
 
     @property
     def gpus(self) -> tuple[Any, ...]:
@@ -192,7 +193,7 @@ class Telemetry:
         # The GPUs' other compute processes are read against this tree's pids as the entry ends (``gpu_procs``).
         cell = self._gpu.stop(stopped, own_pids()) if self._gpu is not None else GpuCell((), (), None, 0, None)
         self._in_cell = False
-        return TelemetryTrace(
+        trace = TelemetryTrace(
             hz=self.hz,
             started_s=self._started_s,
             stopped_s=stopped,
@@ -208,8 +209,10 @@ class Telemetry:
             sampler_note=self._start_note or cell.note,
             sampler_placement=self._gpu.placement if self._gpu is not None else None,
             gpu_others=cell.others,
-            steady_steal_share=self.steady_steal_share,
+            steady_steal_share=self.steady_steal.level(),  # before this entry's own steal joins it
         )
+        self.steady_steal.add(trace.host)
+        return trace
 
     def _run(self, first_taken: threading.Event) -> None:
         """The host thread: a sample at each tick of :data:`HOST_HZ` (``hz`` with inline GPUs, sampled alike) and

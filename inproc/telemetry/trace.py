@@ -145,8 +145,9 @@ class TelemetryTrace:
     sampler_note: str | None = None
     sampler_placement: str | None = None
     gpu_others: tuple[str, ...] = ()  # compute processes not of this tree on a sampled GPU, read at the end
-    # The run's steady steal before its matrix (``inproc.telemetry.busy``): the share of the engine's CPUs'
-    # running time the hypervisor took while the engine was built; each window's steal is judged beyond it.
+    # The run's steady steal as this entry began (``inproc.telemetry.busy.SteadySteal``): the share of the
+    # engine's CPUs' running time the hypervisor took over the build and the entries before; each window's steal
+    # is judged beyond it.
     steady_steal_share: float | None = None
 
     @property

@@ -82,7 +82,7 @@ def _abab_run(engine, tmp_path_factory) -> AbabRun:
     run = AbabRun(measured_other_cores())
     busy.read()
     telemetry = open_telemetry(hz=10.0)
-    telemetry.steady_steal_share = busy.steal_share
+    telemetry.steady_steal.build_share = busy.steal_share
     runner = make_runner(engine, tmp_path_factory.mktemp("abab") / "r.json", concurrency=(1, 2, 3, 4),
                          telemetry=telemetry, window_s=2.0, max_output=64)
     real = runner_mod.measure_decode

@@ -76,7 +76,7 @@ def test_steal_is_told_apart_from_other_processes_and_read_as_a_share_of_the_run
 def test_steal_threshold_is_what_moves_the_headline_by_five_percent_beyond_the_steady_share(share, steady, flagged):
     got = causes(Disturbance(steal_share=share, cpus_steal_cores=0.1, steady_steal_share=steady))
     assert bool(got) is flagged, got
-    assert not got or ("against 2.0 % before the matrix" in got[0]) is (steady == 0.02)
+    assert not got or ("against the run's steady 2.0 %" in got[0]) is (steady == 0.02)
 
 
 def test_the_steal_threshold_is_compares_default_threshold():
@@ -183,9 +183,9 @@ def test_the_reading_survives_its_json():
 
 
 def test_quiet_and_burner_rates_on_simulated_windows():
-    """The benchmark's claim in small: a quiet window flags rarely, a 0.5-core burner nearly always (with the
-    steal this VM class shows while quiet, ``QUIET_STEAL``)."""
-    quiet = sum(bool(run(replace(QUIET_STEAL, window_s=3.0), seed).causes) for seed in range(200))
+    """The benchmark's claim in small: a quiet window without steal flags rarely, a 0.5-core burner nearly always
+    (also with the steal a cloud VM shows under load, ``QUIET_STEAL``)."""
+    quiet = sum(bool(run(HostSim(window_s=3.0), seed).causes) for seed in range(200))
     burnt = sum(bool(run(replace(QUIET_STEAL, burner_cores=0.5), seed).causes) for seed in range(200))
     assert quiet <= 2 and burnt >= 190, (quiet, burnt)
 
@@ -223,3 +223,44 @@ def test_a_tree_cpu_set_that_ran_nothing_has_no_steal_share():
     idle = {**host.values, "tree_cpus_busy_s": np.zeros(host.t_s.size), "tree_cpus_steal_s": np.zeros(host.t_s.size)}
     got = judge(TelemetryTrace(**{**trace.__dict__, "host": replace(host, values=idle)}), t0, t1, steps)
     assert got.steal_share is None and got.causes == ()
+
+
+def test_the_runs_steady_steal_is_the_larger_of_the_builds_and_the_earlier_entries_median():
+    """Wrong code this fails: the mean instead of the median (one burst would excuse the next), the smaller of the
+    two, an entry's own steal counted in its own steady level (``level`` is read before ``add``)."""
+    from inproc.telemetry.busy import SteadySteal
+
+    steady = SteadySteal()
+    assert steady.level() is None
+    steady.build_share = 0.0
+    assert steady.level() == 0.0
+    for steal in (0.01, 0.02, 0.30):  # entries with steal of 1 %, 2 % and a 30 % burst of their running time
+        trace, *_ = simulate(HostSim(window_s=5.0, steal_cores=steal * 1.03, daemon_cores=0.03),
+                             np.random.default_rng(9))
+        steady.add(trace.host)
+    assert steady.level() == pytest.approx(0.02, abs=0.003)  # the median: the burst moves it little
+    steady.build_share = 0.05
+    assert steady.level() == 0.05
+    steady.add(None)  # an entry without host samples: nothing to add
+    assert steady.level() == 0.05
+
+
+def test_with_a_cloud_vms_steal_the_windows_flagged_for_steal_are_those_it_slowed_five_percent():
+    """``QUIET_STEAL`` windows (truth: the steal drawn by the simulation, read back as its steal share): every
+    window flagged for steal lost at least 4.5 % of its running time to it, every one that lost 5.5 % is flagged
+    (the edge's half-point either side: counter ticks), and such windows are rare."""
+    steal_flagged = lost = 0
+    for seed in range(300):
+        trace, t0, t1, steps = simulate(replace(QUIET_STEAL, window_s=3.0), np.random.default_rng(seed))
+        host = trace.host
+        t = host.t_s
+        truth = (np.interp(t1, t, host.values["host_steal_s"]) - np.interp(t0, t, host.values["host_steal_s"])) / (
+            np.interp(t1, t, host.values["host_busy_s"]) - np.interp(t0, t, host.values["host_busy_s"])
+            - np.interp(t1, t, host.values["host_steal_s"]) + np.interp(t0, t, host.values["host_steal_s"]))
+        got = judge(trace, t0, t1, steps)
+        flagged = any(c.startswith("the hypervisor took") for c in got.causes)
+        assert not flagged or truth >= 0.045, (truth, got.causes)
+        assert flagged or truth < 0.055, (truth, got.causes)
+        steal_flagged += flagged
+        lost += truth >= 0.05
+    assert 0 < steal_flagged <= 0.15 * 300 and abs(steal_flagged - lost) <= 3, (steal_flagged, lost)

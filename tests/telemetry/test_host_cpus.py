@@ -74,3 +74,26 @@ def test_this_process_s_cpus_are_its_affinity():
     reader = HostReader(load_psutil()[0], 16)
     reader.new_cell()
     assert reader.cpus == tuple(sorted(os.sched_getaffinity(0)))
+
+
+def test_each_entry_after_the_first_carries_the_runs_steady_steal():
+    """Wrong code this fails: the entries' steal never added to the run's steady level (an entry's own samples
+    start after its start mark, so a reading from mark to mark is outside them), or the first entry's level taken
+    from its own steal. Real sampling on this machine, no engine."""
+    from inproc.telemetry.sampler import open_telemetry
+
+    telemetry = open_telemetry(hz=20.0)
+    try:
+        traces = []
+        for _ in range(2):
+            telemetry.start_cell()
+            end = time.monotonic() + 0.4
+            while time.monotonic() < end:  # keep a CPU busy: steal accrues only on running CPUs
+                pass
+            traces.append(telemetry.stop_cell())
+    finally:
+        telemetry.close()
+    if traces[0].host is None:
+        pytest.skip(f"no host samples here: {traces[0].host_absent_reason}")
+    assert traces[0].steady_steal_share is None  # nothing measured before the first entry (no build here)
+    assert traces[1].steady_steal_share is not None and 0.0 <= traces[1].steady_steal_share < 1.0
