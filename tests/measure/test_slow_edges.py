@@ -193,17 +193,20 @@ def test_the_limit_is_eight_scaled_mads_or_twice_the_median_above_it():
     assert threshold_s(1.0, 0.01) == 3.0
 
 
-def test_online_a_step_at_exactly_the_limit_is_not_slow_and_the_ninth_of_a_kind_is_judged():
-    """Eight steps of 1/128 s: the ninth is judged (``>`` for ``>=`` on the count waits for a tenth); 3/128 s is the
-    limit exactly (median 1/128, MAD 0, floor 2) and is not slow, a nanosecond more is, against the 8 shape rows."""
+def test_online_the_ninth_step_of_a_kind_is_judged_and_one_at_exactly_the_limit_is_not_slow():
+    """Eight steps of 1/128 s: the ninth is judged, a 1 s one is slow (``>`` for ``>=`` on the count waits for a
+    tenth). Then 3/128 s is the limit exactly (median 1/128, MAD 0, floor 2) and is not slow; a nanosecond more is,
+    against the 10 rows of the shape so far."""
     judge = OnlineSlow()
     assert [judge.judge(i, STEP, 4, 4, 2) for i in range(8)] == [None] * 8
-    assert judge.judge(8, 3 * STEP, 4, 4, 2) is None
-    ref = judge.judge(9, 3 * STEP + 1e-9, 4, 4, 2)
-    assert (ref.kind, ref.rows.tolist(), ref.median_s, ref.mad_s) == ("shape", list(range(9)), STEP, 0.0)
+    ninth = judge.judge(8, 1.0, 4, 4, 2)
+    assert (ninth.kind, ninth.rows.tolist(), ninth.median_s, ninth.mad_s) == ("shape", list(range(8)), STEP, 0.0)
+    assert judge.judge(9, 3 * STEP, 4, 4, 2) is None
+    ref = judge.judge(10, 3 * STEP + 1e-9, 4, 4, 2)
+    assert (ref.kind, ref.rows.tolist(), ref.median_s, ref.mad_s) == ("shape", list(range(10)), STEP, 0.0)
     # A new shape of the same decode batch is judged against the batch, a new batch against the window.
-    assert judge.judge(10, 1.0, 4, 5, 2).kind == "decode batch"
-    assert judge.judge(11, 1.0, 3, 3, 2).kind == "window"
+    assert judge.judge(11, 1.0, 4, 5, 2).kind == "decode batch"
+    assert judge.judge(12, 1.0, 3, 3, 2).kind == "window"
 
 
 def test_online_references_are_recomputed_each_time_the_kind_grows_by_an_eighth():
