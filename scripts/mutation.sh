@@ -68,9 +68,16 @@ changed_modules() {
   git rev-parse --verify -q "$base^{commit}" >/dev/null || usage_error "Unknown base commit '$base'. Give a commit of this repository."
   echo "mutation: changes since ${base:0:12} ($(git log -1 --format=%s "$base" | cut -c1-60))" >&2
   changed="$( { git diff --name-only "$base" --; git ls-files --others --exclude-standard; } )"
+  # A module is touched when its file changed, or a changed test among those that cover it imports it
+  # (inproc.compare.stats, or "from inproc.compare import stats"): a test elsewhere changes no score of its.
+  local mod file
   for key in "${ALL[@]}"; do
-    for t in "inproc/$key.py" ${TESTS[$key]}; do
-      if grep -q -E "^${t//./\\.}(/|$)" <<<"$changed"; then echo "$key"; break; fi
+    if grep -q -x -F "inproc/$key.py" <<<"$changed"; then echo "$key"; continue; fi
+    mod="inproc.${key//\//.}"
+    for t in ${TESTS[$key]}; do
+      while read -r file; do
+        [[ -f "$file" ]] && grep -q -E "${mod//./\\.}\b|from ${mod%.*} import .*\b${key##*/}\b" "$file" && { echo "$key"; continue 3; }
+      done < <(grep -E "^${t//./\\.}(/|$)" <<<"$changed")
     done
   done
 }
