@@ -4,7 +4,7 @@ together, overlapping events, another thread, annotations between operators, a d
 from __future__ import annotations
 
 from inproc.kernels.chrome import events_of
-from inproc.kernels.filing import MARK, file_events
+from inproc.kernels.filing import MARK, file_events, unfiled_words
 
 
 def _x(cat, name, ts, dur, corr=None, tid=1, pid=1):
@@ -86,3 +86,13 @@ def test_an_operator_calling_itself_once_is_one_call_and_twice_is_three():
                _x("cpu_op", "aten::linear", "0.000", "10.000"), _x("cpu_op", "aten::linear", "1.000", "3.000"),
                _x("cpu_op", "aten::linear", "5.000", "4.000"))
     assert two == {(0, "aten::linear"): (3, 10000)}
+
+
+def test_the_unfiled_activities_are_counted_in_words_with_their_device_time():
+    """The count of the whole (filed ones unknown: none), the reason only when given, and the device time to three
+    figures (1.235 ms rounds up: a divisor of 1000001 for 1e6 would print 1.23)."""
+    assert unfiled_words(10, 2, 1_235_000) == "2 of 12 device activities not filed to a step (1.24 ms of device time)"
+    assert unfiled_words(None, 3, None) == "3 of 3 device activities not filed to a step (0 ms of device time)"
+    assert unfiled_words(4, 1, 500_000, "1 launched outside every step mark") == (
+        "1 of 5 device activities not filed to a step (1 launched outside every step mark; 0.5 ms of device time)")
+    assert unfiled_words(5, 0, 0) == "" and unfiled_words(5, None, None) == ""
