@@ -2,7 +2,8 @@
 # The long engine tests (marked `long`): each runs many `inproc` children or waits out a watchdog
 # (a bisect over a plugin repository, killed, resumed under load and mapped; a bisect of a plant of
 # about a sixth of a step; sweeps killed and resumed; two-node runs; a cell killed with SIGKILL and
-# resumed), minutes apiece; then the nightly job's CPU variant and the oldest vLLM's smoke run.
+# resumed), minutes apiece; the mutation scores of the verdict modules a change touched; then the nightly
+# job's CPU variant and the oldest vLLM's smoke run.
 # The README's test command leaves them out to stay within 20 minutes; CI (.ci/run) runs this after
 # it, as should a developer changing bisect, sweeps, multi-node or resume. Extra arguments go to pytest; INPROC_TEST_SLOWDOWN as in
 # scripts/test.sh.
@@ -17,6 +18,9 @@ INPROC_REQUIRE_ENGINE=vllm engine_tier "$VLLM_PY" -m pytest tests -q -p no:cache
 bash scripts/setup_sglang.sh || exit 1
 INPROC_REQUIRE_ENGINE=sglang engine_tier "$SGLANG_PY" -m pytest tests -q -p no:cacheprovider \
   -m "long and (sglang or not engine_free)" "$@" || status=1
+# The mutation scores (scripts/mutation.sh) of the verdict modules whose code or tests changed since
+# docs/mutation-scores.tsv was last committed: each must keep >= 85 % of its mutants killed.
+bash scripts/mutation.sh --changed --min 85 || status=1
 # The nightly job's commands (run, baseline, compare, the reports) on a tiny CPU matrix, so the
 # GPU workflow's commands cannot rot: two tiny runs, about a minute on 2 cores (mostly engine start).
 INPROC="$VLLM_PY -m inproc" bash scripts/nightly.sh cpu || status=1

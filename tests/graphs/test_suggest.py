@@ -6,6 +6,7 @@ import itertools
 import numpy as np
 import pytest
 
+from inproc.graphs import suggest
 from inproc.graphs.padding import padded_tokens
 from inproc.graphs.suggest import least_waste, least_waste_curve, round_up
 
@@ -67,3 +68,44 @@ def test_the_curve_never_rises_and_time_weighs_slow_steps():
     # By time: the step of 5 tokens is 100 times slower, so its padding is what two sizes avoid.
     slow = least_waste(counts, np.array([0.01, 0.01, 0.01, 1.0, 0.01]), 2)
     assert slow.sizes == (5, 8) and slow.waste_tokens == 6
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_row_by_row_table_is_the_brute_force_optimum(seed, monkeypatch):
+    """More distinct counts than MATRIX_MAX fill the table j by j; forced here on small cases, that path must
+    reach the same optimum (a wrong argument to it, or the matrix used where it is None, fails)."""
+    monkeypatch.setattr(suggest, "MATRIX_MAX", 0)
+    counts, times = _case(200 + seed)
+    n = np.unique(counts).size
+    for weights, multiple in ((np.ones(counts.size), 1), (times, 1), (np.ones(counts.size), 4)):
+        truth = brute_force(counts, weights, n + 1, multiple)
+        for k, pick in enumerate(least_waste_curve(counts, weights, n + 1, multiple), start=1):
+            assert pick.waste_weighted == pytest.approx(truth[k - 1], rel=1e-12, abs=1e-9)
+
+
+def test_the_matrix_is_used_up_to_matrix_max_distinct_counts_and_not_beyond(monkeypatch):
+    """Five distinct counts: a limit of 5 fills the matrix, 4 goes row by row (``<`` for ``<=`` fails), both exact."""
+    counts = np.array([1, 2, 4, 7, 11, 11])
+    used, real = [], suggest._row_by_row
+    monkeypatch.setattr(suggest, "_row_by_row", lambda *args: used.append(args[-1]) or real(*args))
+    for limit, row_by_row in ((5, False), (4, True)):
+        used.clear()
+        monkeypatch.setattr(suggest, "MATRIX_MAX", limit)
+        pick = least_waste(counts, np.ones(counts.size), 3)
+        assert bool(used) is row_by_row
+        # 1 -> 2 and 4 -> 7: 1 + 3 tokens, the brute force's optimum.
+        assert pick.sizes == (2, 7, 11) and pick.waste_tokens == 4 == brute_force(counts, np.ones(6), 3)[2]
+
+
+@pytest.mark.parametrize("k_max, multiple", [(0, 1), (1, 0)])
+def test_k_or_multiple_below_one_is_refused_with_the_reason(k_max, multiple):
+    """Either below 1 is refused (``and`` for ``or`` lets one through), in these words."""
+    with pytest.raises(ValueError, match=r"^k_max and multiple must be 1 or more$"):
+        least_waste_curve(np.array([3, 5]), np.ones(2), k_max, multiple)
+
+
+def test_a_longer_list_that_pads_no_less_is_not_taken():
+    """The step of 3 tokens weighs nothing, so a size for it saves no weighted waste: K = 2 keeps the one
+    size (``<=`` for ``<``, or always taking the longer list, returns (3, 8)). Given any weight, 3 is taken."""
+    assert [p.sizes for p in least_waste_curve(np.array([3, 8]), np.array([0.0, 1.0]), 2)] == [(8,), (8,)]
+    assert [p.sizes for p in least_waste_curve(np.array([3, 8]), np.array([1e-6, 1.0]), 2)] == [(8,), (3, 8)]

@@ -1,0 +1,219 @@
+"""The slow-step rule's edges and words (``inproc.measure.slow``) on step rows whose times are exact binary fractions
+(steps of 1/128 s, slow ones 1/4 s longer), so each threshold can be met exactly and each detail's numbers are known
+by hand: the shares at exactly one half, the KV growth at exactly one block per request, which batches are alike,
+the references' sizes at exactly MIN_STEPS, the window's own rows, the tail figures, and the online rule's cadence."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from inproc.measure import slow
+from inproc.measure.metrics import Window
+from inproc.measure.slow import OnlineSlow, reference_groups, slow_excess_s, slow_figures, slow_steps, threshold_s
+from inproc.measure.steps import StepTrace
+
+N = 200
+STEP = 1 / 128  # every step's time, exact in binary
+HOST = 2 ** -10 + 2 ** -11 + 2 ** -12  # schedule + update + probe of every step, exact too
+
+
+def exact(n: int = N, **cols) -> dict[str, np.ndarray]:
+    """``n`` identical decode steps of 4 requests (FULL graphs, 4 tokens), starting every 1/64 s."""
+    start = np.arange(n) / 64
+    base = dict(t_start_s=start, t_end_s=start + STEP, schedule_s=np.full(n, 2 ** -10), update_s=np.full(n, 2 ** -11),
+                probe_s=np.full(n, 2 ** -12), num_running=np.full(n, 4), num_waiting=np.zeros(n),
+                num_scheduled_tokens=np.full(n, 4), num_preempted=np.zeros(n), num_prefill_reqs=np.zeros(n),
+                num_prefill_tokens=np.zeros(n), num_decode_reqs=np.full(n, 4), num_decode_tokens=np.full(n, 4),
+                kv_used_blocks=40 + np.arange(n) // 8, gc_count=np.zeros(n), gc_generation=np.full(n, -1),
+                gc_ns=np.zeros(n), gc_between_count=np.zeros(n), gc_between_generation=np.full(n, -1),
+                gc_between_ns=np.zeros(n), graph_mode=np.full(n, 2), num_unpadded_tokens=np.full(n, 4),
+                num_padded_tokens=np.full(n, 4))
+    base.update(cols)
+    return base
+
+
+def plant(c: dict, row: int, by_s: float = 0.25) -> None:
+    """Step ``row`` takes ``by_s`` longer (later steps start later by as much)."""
+    c["t_end_s"][row] += by_s
+    c["t_start_s"][row + 1:] += by_s
+    c["t_end_s"][row + 1:] += by_s
+
+
+def causes(c: dict, w: Window | None = None) -> dict[int, tuple[str, str]]:
+    return {s.row: (s.cause, s.detail) for s in slow_steps(StepTrace.of(**c), w or Window(0.0, 1.0, 0, N - 1))}
+
+
+def test_gc_and_host_time_of_exactly_half_the_excess_are_the_cause_and_the_details_give_their_numbers():
+    """Excess 250 ms: 125 ms of GC is half of it, a cause (``>`` for ``>=`` is not); 125 ms of host time beyond the
+    reference's median likewise. 39 ms of host time is not: the rest is named as outside the scheduler."""
+    c = exact()
+    for row in (20, 60, 100):
+        plant(c, row)
+    c["gc_count"][20], c["gc_generation"][20], c["gc_ns"][20] = 3, 1, 125_000_000
+    c["schedule_s"][60] += 0.125
+    c["schedule_s"][100] += 0.0390625  # 39.0625 ms: 250 − 39.0625 = 210.9375 ms outside the scheduler
+    got = causes(c)
+    assert got[20] == ("gc", "GC generation 1, 125.0 ms (3 collections)")
+    assert got[60] == ("host", "scheduler time +125.0 ms of the +250.0 ms")
+    assert got[100] == ("unexplained", "no cause in the step's records: +210.9 ms of the +250.0 ms outside the scheduler")
+
+
+def test_without_host_times_nothing_is_said_about_the_scheduler():
+    c = exact(schedule_s=np.full(N, np.nan))
+    plant(c, 50)
+    assert causes(c) == {50: ("unexplained", "no cause in the step's records")}
+
+
+def test_one_preempted_request_is_a_cause():
+    c = exact()
+    plant(c, 50)
+    c["num_preempted"][50] = 1
+    assert causes(c) == {50: ("preemption", "1 requests preempted")}
+
+
+def test_kv_growth_of_one_block_per_request_is_no_cause_and_one_more_is():
+    """At row 73 (the natural growth of a block every 8 steps came at 72): 4 blocks for 4 requests is no cause,
+    5 is. Six running of which 4 decode: 5 blocks is no cause (the batch is what the engine runs, not what it
+    scheduled). An empty batch counts as one request: 2 blocks are a cause."""
+    for grew, running, decode, want in ((4, 4, 4, None), (5, 4, 4, "KV blocks in use grew by 5 for 4 requests"),
+                                        (5, 6, 4, None), (3, 2, 4, None),
+                                        (2, 0, 0, "KV blocks in use grew by 2 for 1 requests")):
+        c = exact()
+        plant(c, 73)
+        c["kv_used_blocks"][73:] += grew
+        c["num_running"][73], c["num_decode_reqs"][73] = running, decode
+        if decode == 0:
+            c["num_scheduled_tokens"][73] = c["num_unpadded_tokens"][73] = c["num_padded_tokens"][73] = 0
+        cause, detail = causes(c)[73]
+        assert (cause, detail) == ("kv", want) if want else cause == "unexplained", (grew, running, decode)
+
+
+@pytest.mark.parametrize("counts, row, grew", [((0, 0, 30, 30), 40, 30), ((-1, 0, 30, 30), 40, 30),
+                                               ((0, 0, 30, -1), 40, 30), ((0, -1, 30, 30), 40, None),
+                                               ((None, None, 30, 30), 0, None)])
+def test_kv_growth_is_read_between_a_step_and_the_one_before_when_both_are_known(counts, row, grew):
+    """Blocks in use two rows before, the row before, the row and the row after (-1: not counted): from 0 to 30
+    is growth whatever the other rows hold; from an unknown count, or at the first step, nothing is read."""
+    c = exact(kv_used_blocks=np.full(N, 30))
+    plant(c, row)
+    for offset, count in zip((-2, -1, 0, 1), counts):
+        if count is not None:
+            c["kv_used_blocks"][row + offset] = count
+    want = ("kv", f"KV blocks in use grew by {grew} for 4 requests") if grew else ("unexplained",
+                                                                                   "no cause in the step's records: "
+                                                                                   "+250.0 ms of the +250.0 ms outside "
+                                                                                   "the scheduler")
+    assert causes(c)[row] == want
+
+
+def test_kv_growth_at_the_second_step_is_read_against_the_first():
+    c = exact(kv_used_blocks=np.full(N, 30))
+    plant(c, 1)
+    c["kv_used_blocks"][1:] = 60
+    assert causes(c)[1] == ("kv", "KV blocks in use grew by 30 for 4 requests")
+
+
+def test_only_batches_alike_in_requests_and_tokens_are_compared_for_their_graph_mode():
+    """A 5-token batch that ran PIECEWISE among 4-token FULL ones did not fall back: none like it ran FULL. An
+    unknown mode (-1) is no fallback either. Where like batches mostly ran eager (NONE), an eager one did not."""
+    c = exact()
+    plant(c, 50)
+    c["num_scheduled_tokens"][50], c["graph_mode"][50] = 5, 1
+    plant(c, 90)
+    c["graph_mode"][90] = -1
+    got = causes(c)
+    assert (got[50][0], got[90][0]) == ("unexplained", "unexplained")
+    # Five 3-request batches of 3 tokens, three eager and two piecewise: too few for a reference of their own.
+    c = exact()
+    for row, mode in zip(range(100, 105), (0, 0, 0, 1, 1)):
+        c["num_decode_reqs"][row] = c["num_scheduled_tokens"][row] = 3
+        c["graph_mode"][row] = mode
+    plant(c, 101)
+    assert causes(c)[101][0] == "unexplained"
+
+
+def test_references_of_exactly_min_steps_and_shapes_that_differ_stay_apart():
+    """8 steps of (2 requests, 2 tokens) are a shape reference of exactly MIN_STEPS (``>`` for ``>=`` drops it),
+    as are 8 of (4, 4); 4 of (3, 2) and 4 of (1, 3) are two shapes, too few either way, judged against the window
+    (numbered together without care, 3·2 and 1·3 collide into one shape of 8). Each reference's median is its own
+    rows': 1/128 s for the shapes, the window's too."""
+    dec = np.array([2] * 8 + [4] * 8 + [3] * 4 + [1] * 4)
+    tok = np.array([2] * 8 + [4] * 8 + [2] * 4 + [3] * 4)
+    n = dec.size
+    c = exact(n, num_decode_reqs=dec, num_scheduled_tokens=tok)
+    c["t_end_s"][:8] += 1 / 128  # the first shape's steps take 2/128 s
+    got = [(ref.kind, judged.tolist(), ref.median_s) for ref, judged in reference_groups(StepTrace.of(**c),
+                                                                                         Window(0.0, 1.0, 0, n - 1))]
+    assert got == [("shape", list(range(8)), 2 / 128), ("shape", list(range(8, 16)), 1 / 128),
+                   ("window", list(range(16, 24)), 1 / 128)]
+
+
+def test_a_window_of_exactly_min_steps_is_judged_and_steps_outside_it_are_not():
+    """A window of MIN_STEPS = 8 steps flags its slow one; a slow step before the window (row 2 of a window from
+    row 5) is not judged, and the window's median is of its own steps (the 30 warm-up steps take 1 s each)."""
+    c = exact(8)
+    plant(c, 3)
+    assert list(causes(c, Window(0.0, 1.0, 0, 7))) == [3]
+    c = exact(60)
+    c["t_end_s"][30:] += 0  # keep the window's steps as they are
+    c["t_end_s"][:30] = c["t_start_s"][:30] + 1.0  # warm-up steps of 1 s: outside the window
+    plant(c, 2, 5.0)
+    plant(c, 45)
+    trace = StepTrace.of(**c)
+    w = Window(0.0, 4.0, 30, 59)
+    assert [s.row for s in slow_steps(trace, w)] == [45]
+    (ref, judged), = reference_groups(trace, w)
+    assert ref.median_s == STEP and judged.tolist() == list(range(30, 60))
+
+
+def test_the_tail_figures_of_a_window_with_four_slow_steps():
+    """196 steps of 7.8125 ms and four 250, 500, 750 and 1000 ms longer: median 7.8125 ms, p99 (linear, at rank
+    197.01 of 0..199) 507.8125 + 0.01 × 250 = 510.3125 ms, max 1007.8125 ms; the slow steps' share of a 4 s window
+    is 2.53125 / 4; GC of 1.5 ms inside steps and 3 + 1.5 ms between them."""
+    c = exact()
+    for row, by in ((10, 0.25), (20, 0.5), (30, 0.75), (40, 1.0)):
+        plant(c, row, by)
+    c["gc_ns"][5], c["gc_count"][5], c["gc_generation"][5] = 1_500_000, 1, 0
+    c["gc_between_ns"][6], c["gc_between_ns"][7] = 3_000_000, 1_500_000
+    figs = slow_figures(StepTrace.of(**c), Window(0.0, 4.0, 0, N - 1))
+    assert (figs.count, figs.median_ms, figs.p99_ms, figs.max_ms) == (4, 7.8125, pytest.approx(510.3125, rel=1e-12),
+                                                                      1007.8125)
+    assert figs.time_share == pytest.approx((0.2578125 + 0.5078125 + 0.7578125 + 1.0078125) / 4, rel=1e-12)
+    assert (figs.gc_ms, figs.gc_between_ms) == (pytest.approx(1.5, rel=1e-12), pytest.approx(4.5, rel=1e-12))
+    assert figs.excess_ms == pytest.approx(2500 / N, rel=1e-12)  # (250 + 500 + 750 + 1000) ms over 200 steps
+    # An unknown count between steps (-1) makes the sum unknown; a window of no length has no share.
+    c["gc_between_ns"][8] = -1
+    unknown = slow_figures(StepTrace.of(**c), Window(1.0, 1.0, 0, N - 1))
+    assert unknown.gc_between_ms is None and unknown.time_share == 0.0
+    assert slow_excess_s([], np.array([])) == 0.0
+
+
+def test_the_limit_is_eight_scaled_mads_or_twice_the_median_above_it():
+    assert threshold_s(1.0, 0.5) == pytest.approx(1.0 + 8 * 1.4826 * 0.5)
+    assert threshold_s(1.0, 0.01) == 3.0
+
+
+def test_online_the_ninth_step_of_a_kind_is_judged_and_one_at_exactly_the_limit_is_not_slow():
+    """Eight steps of 1/128 s: the ninth is judged, a 1 s one is slow (``>`` for ``>=`` on the count waits for a
+    tenth). Then 3/128 s is the limit exactly (median 1/128, MAD 0, floor 2) and is not slow; a nanosecond more is,
+    against the 10 rows of the shape so far."""
+    judge = OnlineSlow()
+    assert [judge.judge(i, STEP, 4, 4, 2) for i in range(8)] == [None] * 8
+    ninth = judge.judge(8, 1.0, 4, 4, 2)
+    assert (ninth.kind, ninth.rows.tolist(), ninth.median_s, ninth.mad_s) == ("shape", list(range(8)), STEP, 0.0)
+    assert judge.judge(9, 3 * STEP, 4, 4, 2) is None
+    ref = judge.judge(10, 3 * STEP + 1e-9, 4, 4, 2)
+    assert (ref.kind, ref.rows.tolist(), ref.median_s, ref.mad_s) == ("shape", list(range(10)), STEP, 0.0)
+    # A new shape of the same decode batch is judged against the batch, a new batch against the window.
+    assert judge.judge(11, 1.0, 4, 5, 2).kind == "decode batch"
+    assert judge.judge(12, 1.0, 3, 3, 2).kind == "window"
+
+
+def test_online_references_are_recomputed_each_time_the_kind_grows_by_an_eighth():
+    """16 steps of 1/128 s, then slow ones: a kind of 16 to 23 steps is recomputed every second step, so the
+    reference each slow step names holds 16, 16, 18, 18, 20, 20, 22, 22, 24 steps."""
+    judge = OnlineSlow()
+    for i in range(16):
+        judge.judge(i, STEP, 4, 4, 2)
+    sizes = [judge.judge(i, 4 * STEP, 4, 4, 2).rows.size for i in range(16, 25)]
+    assert sizes == [16, 16, 18, 18, 20, 20, 22, 22, 24]
