@@ -54,8 +54,9 @@ class BusyCheck:
         return f"other processes are using {self.figures['other_cores']:.1f} of {self.figures['host_cores']:.0f} cores; {FIX}"
 
     def steal_note(self) -> str | None:
-        """The run's steady steal, once: ``note: the hypervisor took 0.8 % of ...``, or None where not read."""
-        if self.steal_share is None:
+        """The run's steady steal, once: ``note: the hypervisor took 0.8 % of ...``, or None where not read or
+        where it rounds to nothing (0.0 %: a line that says nothing)."""
+        if self.steal_share is None or self.steal_share < 0.0005:
             return None
         return (f"note: the hypervisor took {100 * self.steal_share:.1f} % of the CPU time on the engine's CPUs "
                 f"(steal) while it was built; each cell is judged by the steal beyond that")

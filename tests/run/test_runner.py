@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from inproc import types as st
 from inproc.plan.matrix import make_plan
 from inproc.profiles.spec import load_profile
@@ -37,24 +39,55 @@ def make_runner(engine, out, concurrency=(1, 2), telemetry=None, **settings):
     return Runner(RunContext(profile.launch, str(out), Progress(len(plan.cells))), engine, plan, record, telemetry)
 
 
+def fault_after_first_entry(runner, fault: "StepFault", steps: int = 3) -> None:
+    """Arm ``fault`` for the ``steps``-th engine step after the runner's first entry is kept: a cell that fails
+    once something was measured (a failing first entry ends the run instead: test_first_entry_failing_...)."""
+    append = runner._append
+
+    def armed(entry):
+        append(entry)
+        if len(runner.record.decode) == 1:
+            fault.fail_at = fault.calls + steps
+
+    runner._append = armed
+
+
 def test_error_cell_then_matrix_goes_on(engine, driver, tmp_path, monkeypatch):
-    runner = make_runner(engine, tmp_path / "r.json")
-    fault = StepFault(engine, fail_at=3)
+    runner = make_runner(engine, tmp_path / "r.json", concurrency=(1, 2, 4))
+    fault = StepFault(engine, fail_at=10**9)
     monkeypatch.setattr(engine, "step", fault)
+    fault_after_first_entry(runner, fault)
     rec = runner.run()
-    first, second = rec.decode
-    assert first.status == st.ERROR and "injected fault at step 3" in first.reason
-    assert first.figures is None and first.error
-    assert second.status == st.VALID and second.figures.output_tokens > 0
+    first, failed, third = rec.decode
+    assert first.status == st.VALID and first.figures.output_tokens > 0
+    assert failed.status == st.ERROR and f"injected fault at step {fault.fail_at}" in failed.reason
+    assert failed.figures is None and failed.error
+    assert third.status == st.VALID and third.figures.output_tokens > 0
     assert not engine.has_unfinished() and rec.notes == ()  # drained, no rebuild needed
     assert rec.finished
+
+
+def test_first_entry_failing_is_one_line_and_no_results_file(engine, driver, tmp_path, monkeypatch):
+    # Nothing measured yet: the engine's failure ends the run as one line naming it (exit 2 at the CLI), no file.
+    # Would fail: the first entry kept as an Error entry (the old way), or a manifest begun before it.
+    from inproc.errors import EngineFailed
+
+    out = tmp_path / "r.json"
+    runner = make_runner(engine, out)
+    monkeypatch.setattr(engine, "step", StepFault(engine, fail_at=3))
+    with pytest.raises(EngineFailed) as failed:
+        runner.run()
+    assert "in its first measured entry: RuntimeError: injected fault at step 3" in str(failed.value)
+    assert "\n" not in str(failed.value)
+    # Nothing written but the claim's lock file, which stays by design (record/claim.py).
+    assert [p.name for p in tmp_path.iterdir()] in ([], [".r.json.lock"])
 
 
 def test_engine_rebuilt_when_it_cannot_recover(engine, driver, tmp_path, monkeypatch):
     import inproc.run.runner as runner_mod
 
     # The engine keeps failing for 20,000 steps: draining gives up, so the runner rebuilds.
-    fault = StepFault(engine, fail_at=3, times=20_000)
+    fault = StepFault(engine, fail_at=10**9, times=20_000)
     rebuilt = []
 
     def rebuild(launch):  # hands back the same engine, healed (one engine per test process)
@@ -63,12 +96,12 @@ def test_engine_rebuilt_when_it_cannot_recover(engine, driver, tmp_path, monkeyp
         return engine
 
     monkeypatch.setattr(runner_mod, "build_engine", rebuild)
-    runner = make_runner(engine, tmp_path / "r.json")
+    runner = make_runner(engine, tmp_path / "r.json", concurrency=(1, 2, 4))
     monkeypatch.setattr(engine, "step", fault)
     monkeypatch.setattr(engine, "shutdown", lambda: None)  # keep the shared engine alive
+    fault_after_first_entry(runner, fault)
     rec = runner.run()
     assert rebuilt == [engine.info.name]
-    assert rec.decode[0].status == st.ERROR
-    assert rec.decode[1].status == st.VALID
+    assert [e.status for e in rec.decode] == [st.VALID, st.ERROR, st.VALID]
     assert any(n.startswith("engine rebuilt after RuntimeError") for n in rec.notes)
     assert not engine.has_unfinished()
