@@ -36,8 +36,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a file too (the measuring child)
-from scripts.benchmarks.harness import verdict  # noqa: E402
+from scripts.benchmarks.harness import verdict
 
 ROOT = Path(__file__).resolve().parents[2]
 PROFILES = {e: ROOT / "launch_profiles" / f"cpu-{e}-tiny-llama.toml" for e in ("vllm", "sglang", "transformers")}
@@ -80,7 +79,10 @@ def measure(engine: str, c: int, rounds: int, window_steps: int, instruments: bo
     env = dict(os.environ, PYTHONPATH=str(ROOT), VLLM_ENABLE_V1_MULTIPROCESSING="0",
                VLLM_LOGGING_LEVEL="ERROR", PYTHONBREAKPOINT="0")
     spec = json.dumps([str(PROFILES[engine]), c, rounds, window_steps, instruments, list(sets)])
-    p = subprocess.run([sys.executable, __file__, "--child", spec], capture_output=True, text=True, env=env, cwd=ROOT)
+    # As a module from the checkout's root: run as a file, this folder would lead sys.path and its bisect.py
+    # would shadow the standard library's (imported by random, statistics, tempfile).
+    p = subprocess.run([sys.executable, "-m", "scripts.benchmarks.fidelity", "--child", spec], capture_output=True,
+                       text=True, env=env, cwd=ROOT)
     if p.returncode != 0:
         sys.exit(f"bench fidelity: the child for C={c} failed:\n{p.stderr[-3000:]}")
     return json.loads(p.stdout.strip().splitlines()[-1])
