@@ -117,13 +117,29 @@ class Runner:
         try:
             return fn(*args)
         except EntryFailed as failed:
-            if not (self.record.prefill or self.record.decode):  # the first entry: nothing measured, no file begun
-                with engine_stage("in its first measured entry", self.record.profile.overrides):
-                    raise failed.error from None
+            first = not (self.record.prefill or self.record.decode)  # nothing measured yet, no file begun
+            if first and not self.spans_nodes():
+                self._first_failed(failed.error)
             self._failed = failed.entry  # what a hung rebuild saves
             self._recover(failed.error)
             self._failed = None
+            if first:  # every node's ranks came back: the failure was the engine's own, not a lost node
+                self._first_failed(failed.error)
             return failed.entry
+
+    def spans_nodes(self) -> bool:
+        """Whether some of the engine's ranks run on other nodes (or where a cluster manager placed them).
+
+        There a failing step may be a node lost, not a setting: only the rebuild tells, and the step
+        watchdog ends a rebuild that waits for ranks that never come (exit 3, the cell kept as Error).
+        """
+        p = self.record.placement
+        return p is not None and (p.nodes is None or p.nodes > 1)
+
+    def _first_failed(self, error: Exception) -> None:
+        """The first entry failed: the run ends as one line naming the engine's message (exit 2), no file."""
+        with engine_stage("in its first measured entry", self.record.profile.overrides):
+            raise error from None
 
     def _recover(self, error: Exception) -> None:
         """After a failure: back to idle, or rebuild the engine if that is impossible."""

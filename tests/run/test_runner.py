@@ -83,6 +83,31 @@ def test_first_entry_failing_is_one_line_and_no_results_file(engine, driver, tmp
     assert [p.name for p in tmp_path.iterdir()] in ([], [".r.json.lock"])
 
 
+def test_first_entry_failing_over_nodes_is_recovered_before_it_is_blamed_on_the_settings(engine, driver, tmp_path,
+                                                                                          monkeypatch):
+    # Ranks on another node: a failing step may be that node lost, which only the recovery tells (its rebuild
+    # waits for the lost ranks until the step watchdog ends the run, exit 3). Here the recovery succeeds, so the
+    # failure was the engine's own: one line, no file. Would fail: the one-line error raised before recovering
+    # (a killed worker then reads as bad settings, exit 2), or the first entry kept as an Error entry.
+    from inproc.errors import EngineFailed
+
+    out = tmp_path / "r.json"
+    runner = make_runner(engine, out)
+    assert not runner.spans_nodes()  # the engine of the session runs on this node alone
+    runner.record = replace(runner.record, placement=st.Placement(2, 2, ((0,), (1,)), 0, "mp", "127.0.0.1:29501"))
+    assert runner.spans_nodes()
+    recovered = []
+    real_recover = runner._recover
+    monkeypatch.setattr(runner, "_recover", lambda error: (recovered.append(str(error)), real_recover(error)))
+    monkeypatch.setattr(engine, "step", StepFault(engine, fail_at=3))
+    with pytest.raises(EngineFailed) as failed:
+        runner.run()
+    assert recovered == ["injected fault at step 3"]
+    assert "in its first measured entry: RuntimeError: injected fault at step 3" in str(failed.value)
+    assert not engine.has_unfinished()  # the recovery drained the engine before the run ended
+    assert [p.name for p in tmp_path.iterdir()] in ([], [".r.json.lock"])
+
+
 def test_engine_rebuilt_when_it_cannot_recover(engine, driver, tmp_path, monkeypatch):
     import inproc.run.runner as runner_mod
 
