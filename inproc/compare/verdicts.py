@@ -13,7 +13,11 @@ Verdicts (``VERDICTS``):
 - **insufficient data** — the run-to-run spread cannot be learned: one run each side
   with neither ``--run-spread`` nor ``--max-spread`` (the within-run interval is shown), or too few runs
   for a spread on ``spread.MIN_SPREAD_DF`` degrees of freedom. Never slower.
-- **not comparable** — the cell is not Valid in both (Looped, Error, not run), or
+- **not run in either** — the plan left the cell out of both runs, for one reason (Over capacity, or
+  Exceeds max model length in both: decided from the engine's capacity before measuring). Nothing
+  was measured on either side and the status did not change, so there is nothing to judge and
+  nothing left unjudged; the verdict line counts them.
+- **not comparable** — the cell is not Valid in both (Looped, Error), or
   Requests queued with a different number running or waiting, or throttled or disturbed in
   either run, or the metric has too few samples; never called slower or faster.
 
@@ -51,7 +55,10 @@ from inproc.units import cell_key
 
 FASTER, SLOWER, NOT_SIGNIFICANT = "faster", "slower", "not significant"
 NOT_COMPARABLE, STATUS_CHANGED, NEW, MISSING = "not comparable", "status changed", "new", "missing"
-VERDICTS = (SLOWER, FASTER, NOT_SIGNIFICANT, INSUFFICIENT, NOT_COMPARABLE, STATUS_CHANGED, NEW, MISSING)
+NOT_RUN_BOTH = "not run in either"
+VERDICTS = (SLOWER, FASTER, NOT_SIGNIFICANT, INSUFFICIENT, NOT_COMPARABLE, STATUS_CHANGED, NEW, MISSING, NOT_RUN_BOTH)
+#: Statuses the plan gives a cell instead of running it (``inproc.plan.matrix.CellPlan.pre_status``).
+NOT_RUN = (st.OVER_CAPACITY, st.EXCEEDS_MAX_LEN)
 INDICATIVE = " (one run each side, against the stated --run-spread)"  # a change of one run against one run
 JUDGED = (SLOWER, FASTER, NOT_SIGNIFICANT, INSUFFICIENT)  # rows whose cells were comparable (the geometric mean's)
 UNDECIDED = (INSUFFICIENT, NOT_COMPARABLE, MISSING)  # rows on which no verdict could be reached
@@ -207,6 +214,8 @@ def _cell_problem(base: Sequence[DecodeEntry], new: Sequence[DecodeEntry]) -> tu
         return STATUS_CHANGED, f"{sb} → {sn}" + (f": {why}" if why else "")
     if sb == st.QUEUED and (why := queues_differ(base, new)):
         return NOT_COMPARABLE, f"{sb} in both, {why}"
+    if sb in NOT_RUN and all(e.trace is None and e.summary is None and e.figures is None for e in (*base, *new)):
+        return NOT_RUN_BOTH, f"{sb} in both: the plan ran it in neither"
     if sb not in (st.VALID, st.QUEUED):
         return NOT_COMPARABLE, f"{sb} in both; only Valid and Requests queued cells are judged"
     if why := _throttled(base, new) or _disturbed(base, new):

@@ -11,8 +11,8 @@ from dataclasses import asdict
 
 from inproc.compare.samples import BETWEEN_RUNS, BLOCK_BOOTSTRAP, METRICS
 from inproc.compare.spread import NIGHT_ALPHA
-from inproc.compare.verdicts import (INDICATIVE, INSUFFICIENT, FASTER, MISSING, NEW, NOT_COMPARABLE, NOT_SIGNIFICANT, SLOWER,
-                                     STATUS_CHANGED, VERDICTS, Comparison, Row)
+from inproc.compare.verdicts import (INDICATIVE, INSUFFICIENT, FASTER, MISSING, NEW, NOT_COMPARABLE, NOT_RUN_BOTH,
+                                     NOT_SIGNIFICANT, SLOWER, STATUS_CHANGED, VERDICTS, Comparison, Row)
 from inproc.render import compare_kernels
 from inproc.render.definitions import definitions
 from inproc.render.fmt import DASH, ms, tok_s
@@ -20,7 +20,7 @@ from inproc.units import format_tokens
 
 #: One character per verdict, asv's way: + worse, - better, blank for no change.
 MARKS = {SLOWER: "+", FASTER: "-", NOT_SIGNIFICANT: " ", INSUFFICIENT: "~", NOT_COMPARABLE: "?", STATUS_CHANGED: "!",
-         NEW: ">", MISSING: "<"}
+         NEW: ">", MISSING: "<", NOT_RUN_BOTH: "="}
 SUMMARY_ITEMS = 5  # regressions named in the one-line verdict; the rows hold them all
 # history: 1 — 2026-12-01, first format; 2 — 2026-12-01, tests "block bootstrap" (one run each side,
 # indicative, with "within" and "run_spread") and "between-run t"; Mann-Whitney and "p" gone;
@@ -30,8 +30,9 @@ SUMMARY_ITEMS = 5  # regressions named in the one-line verdict; the rows hold th
 # 5 — 2026-12-03, "kernels": per cell with a kernel pass on both sides, each category's change per step
 # (inproc.compare.kernels; inproc.render.compare_kernels.to_json); 6 — 2026-12-04, exit code 3 (rows not judged,
 # listed under "undecided" with their cause); rows carry "needed_spread" (one run each side, inproc.compare.bound);
-# settings carry "max_spread"
-COMPARE_JSON_VERSION = 6
+# settings carry "max_spread"; 7 — 2026-12-06, verdict "not run in either" (Over capacity or Exceeds max model length in
+# both runs: judged, never undecided)
+COMPARE_JSON_VERSION = 7
 
 
 def _cell(r: Row) -> str:
@@ -194,7 +195,7 @@ def render_compare_markdown(c: Comparison) -> str:
     title = "regression" if c.regressions else "not every row judged" if c.undecided else "no regression"
     lines = [f"## inproc compare: {title}", "", f"**{_md_escape(summary_line(c))}**", ""]
     lines += [f"- {_md_escape(h)}" for h in header_lines(c)] + [f"- {_md_escape(geomeans_line(c))}", ""]
-    changes = [r for r in c.rows if r.verdict not in (NOT_SIGNIFICANT, NOT_COMPARABLE, INSUFFICIENT)]
+    changes = [r for r in c.rows if r.verdict not in (NOT_SIGNIFICANT, NOT_COMPARABLE, INSUFFICIENT, NOT_RUN_BOTH)]
     if changes:
         lines += ["### Changes", ""] + _md_table(changes) + [""]
     lines += compare_kernels.markdown_section(c)

@@ -109,7 +109,7 @@ def test_every_format_carries_it():
     new = [with_kernels(r, PassSettings(plant="gemm", plant_ms=1.5), rng) for r in RUNS]
     c = compare_runs(base, new)
     doc = json.loads(render_compare_json(c))
-    assert doc["version"] == COMPARE_JSON_VERSION == 6
+    assert doc["version"] == COMPARE_JSON_VERSION == 7
     cell = doc["kernels"][0]
     assert cell["named"] == ["gemm"] and cell["test"] == BETWEEN_RUNS and cell["kernels"]["gemm"][0]["name"] == GEMM
     gemm = next(x for x in cell["categories"] if x["category"] == "gemm")

@@ -11,12 +11,14 @@ from inproc.compare.estimate import StatSettings
 from inproc.compare.samples import BETWEEN_RUNS, BLOCK_BOOTSTRAP, SubWindowing
 from inproc.compare.spread import ChangeTest
 from inproc.compare.stats import RunSpread
-from inproc.compare.verdicts import (INDICATIVE, INSUFFICIENT, FASTER, MISSING, NEW, NOT_COMPARABLE, NOT_SIGNIFICANT, SLOWER,
-                                     STATUS_CHANGED, EXIT_UNDECIDED, CompareSettings, compare_runs, judge_test)
+from inproc.compare.verdicts import (INDICATIVE, INSUFFICIENT, FASTER, MISSING, NEW, NOT_COMPARABLE, NOT_RUN_BOTH,
+                                     NOT_SIGNIFICANT, SLOWER, STATUS_CHANGED, EXIT_CLEAN, EXIT_UNDECIDED, CompareSettings,
+                                     compare_runs, judge_test)
 from inproc.errors import UsageError
 from inproc.measure.judge import Verdict
 from inproc.record.io import load_results
 from inproc.record.schema import DecodeEntry
+from inproc.render.compare import summary_line
 from tests.conftest import FIXTURES
 
 HERE = FIXTURES / "compare"
@@ -201,7 +203,8 @@ def test_throttled_looped_and_failed_cells_are_never_slower():
     only = "only Valid and Requests queued cells are judged"
     assert rows[("256x4", "tok_s")].reason == f"Looped in both; {only}"
     assert rows[("2048x1", "tbt")].reason == f"Error in both; {only}"
-    assert rows[("2048x4", "ttft")].reason == f"Over capacity in both; {only}"
+    over = rows[("2048x4", "ttft")]  # left out of both by the plan: judged (status unchanged), never undecided
+    assert over.verdict == NOT_RUN_BOTH and over.reason == "Over capacity in both: the plan ran it in neither"
     cpu = load_results(FIXTURES / "cpu-vllm-small.json")
     allow = ("gpu", "cpu.model", "plan.prompt_mode", "profile.engine_args.load-format")
     c = compare_runs([cpu], [gpu], CompareSettings(allow_different=allow))
@@ -213,6 +216,34 @@ def test_throttled_looped_and_failed_cells_are_never_slower():
     assert rows[("2048x10", "tok_s")].verdict == MISSING  # interrupted before it (Pending)
     assert not any(r.verdict == SLOWER for r in c.rows)
     assert sorted(r.key for r in c.regressions) == ["2048x1", "256x4"]
+
+
+def _with_cell(rec, entry):
+    return replace(rec, decode=rec.decode + (entry,))
+
+
+def test_a_run_with_cells_the_plan_left_out_compared_with_itself_exits_0():
+    # A whole matrix compared with itself: its Over capacity cells were never run by either, so nothing is left
+    # unjudged. Would fail: such cells counted undecided (every matrix with one exits 3, a quiet self-compare
+    # included), or a cell Over capacity in one run and measured in the other called unchanged.
+    over = DecodeEntry(2048, 64, Verdict(st.OVER_CAPACITY, "needs 131,072 tokens of KV, the engine has 65,536", ()),
+                       reproduce="inproc cell ...")
+    tok_tbt = CompareSettings(metrics=("tok_s", "tbt"))  # the C = 1 cells hold too few requests for TTFT
+    plain = compare_runs([RUN1], [RUN1], tok_tbt)
+    c = compare_runs([_with_cell(RUN1, over)], [_with_cell(RUN1, over)], tok_tbt)
+    assert plain.exit_code == c.exit_code == EXIT_CLEAN and not c.undecided
+    assert len(c.rows) == len(plain.rows) + 2
+    assert {r.verdict for r in c.rows if r.key == "2048x64"} == {NOT_RUN_BOTH}
+    assert "2 not run in either" in summary_line(c) and summary_line(c).startswith("No regression (")
+    # Measured on one side (a file whose cell was run, then judged Over capacity): not the plan's doing.
+    measured = replace(next(e for e in RUN1.decode if e.key == "256x4"), context=2048, concurrency=64,
+                       verdict=over.verdict)
+    mixed = compare_runs([_with_cell(RUN1, over)], [_with_cell(RUN1, measured)], tok_tbt)
+    assert {r.verdict for r in mixed.rows if r.key == "2048x64"} == {NOT_COMPARABLE} and mixed.exit_code == 3
+    # Over capacity in the baseline, run in the new one: a status change, not a regression.
+    valid = replace(measured, verdict=Verdict(st.VALID, "", ()))
+    grown = compare_runs([_with_cell(RUN1, over)], [_with_cell(RUN1, valid)], tok_tbt)
+    assert {r.verdict for r in grown.rows if r.key == "2048x64"} == {STATUS_CHANGED} and grown.exit_code == 0
 
 
 def test_a_baseline_of_runs_uses_the_spread_between_them():
