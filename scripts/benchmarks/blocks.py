@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import contextlib
 import time
 
 from scripts.benchmarks.harness import PROFILE
@@ -102,18 +103,21 @@ def run_block(flight: InFlight, switch, dog, level: str, armed: bool, gc: bool, 
     else:
         flight.gc.stop()
     block = Block(level, armed, gc)
-    watch = dog if armed else None
     end = 0.0
-    for _ in range(settle):
-        _, end, _, _ = flight.step(watch)
-    start = end
-    for _ in range(steps):
-        tokens, end, step_s, dog_s = flight.step(watch)
-        block.tokens += tokens
-        block.step_s += step_s
-        block.step_times_s.append(step_s)
-        block.dog_s += dog_s
-        block.steps += 1
+    # Armed as the decode loop arms it: nothing per step; the watchdog's thread reads the block's step count.
+    with dog.watching(lambda: block.steps) if armed else contextlib.nullcontext() as loop:
+        for _ in range(settle):
+            _, end, _, _ = flight.step()
+        start = end
+        for _ in range(steps):
+            tokens, end, step_s, dog_s = flight.step()
+            block.tokens += tokens
+            block.step_s += step_s
+            block.step_times_s.append(step_s)
+            block.dog_s += dog_s
+            block.steps += 1
+        if loop is not None:
+            loop.longest_step_s = max(block.step_times_s, default=0.0)
     block.span_s = end - start
     return block
 

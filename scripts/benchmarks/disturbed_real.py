@@ -43,6 +43,7 @@ from tests.load import burning_apart  # noqa: E402
 PROFILE = ROOT / "launch_profiles" / "cpu-vllm-tiny-llama.toml"
 STEAL_MOVE_PCT = 5.0
 QUIET_OTHERS = 0.1  # other processes' cores over a quiet run from which it was not quiet
+MIN_OTHER = 0.1  # other processes' cores on the engine's CPUs in a window left out of the steal-effect figures
 
 
 def _cpu_s(pid: int) -> float | None:
@@ -81,7 +82,8 @@ def _cells(out: Path) -> list[dict]:
         d = e.telemetry.disturbance if e.telemetry is not None else None
         if d is None or d.window_s is None:
             continue  # not measured (over capacity) or not judged on CPU
-        cells.append({"cell": e.key, "status": e.status, "disturbed": e.disturbed, "steal_share": d.steal_share,
+        cells.append({"cell": e.key, "status": e.status, "disturbed": e.disturbed, "tries": len(e.tries),
+                      "first_try": e.tries[0].disturbed if e.tries else e.disturbed, "steal_share": d.steal_share,
                       "steady_steal_share": d.steady_steal_share, "cpus_other_cores": d.cpus_other_cores,
                       "other_cores": d.other_cores, "tree_cores": d.tree_cores,
                       "tok_s": e.figures.total_tok_s if e.figures else None})
@@ -123,7 +125,8 @@ def one_run(kind: str, i: int, a: argparse.Namespace, folder: Path) -> dict:
     """One ``inproc run`` (quiet, or beside the burner), its cells, and for a quiet one its self-compare's exit code."""
     out = folder / f"{kind}-{i}-{int(time.time())}.json"
     cells = ("--cells", a.cells) if a.cells else ()
-    args = ("run", str(PROFILE), *cells, "--no-prefill", "--duration", str(a.duration), "--out", str(out))
+    retry = ("--retry-disturbed", str(a.retry)) if a.retry else ()
+    args = ("run", str(PROFILE), *cells, "--no-prefill", "--duration", str(a.duration), *retry, "--out", str(out))
     t0, busy0, kids0 = time.monotonic(), _host_busy_s(), _children_cpu_s()
     burner_cores = None
     if kind == "burner":
@@ -137,7 +140,8 @@ def one_run(kind: str, i: int, a: argparse.Namespace, folder: Path) -> dict:
     wall = time.monotonic() - t0
     # Everything but the run's own process tree (reaped: the inproc process and its engine workers), over the run.
     others = max(0.0, (_host_busy_s() - busy0) - (_children_cpu_s() - kids0)) / wall
-    row = {"kind": kind, "file": out.name, "rc": done.returncode, "wall_s": wall, "burner_cores": burner_cores, "others_cores": others,
+    row = {"kind": kind, "file": out.name, "rc": done.returncode, "wall_s": wall, "burner_cores": burner_cores,
+           "others_cores": others, "retry": a.retry,
            "notes": [x for x in done.stderr.splitlines() if x.startswith(("note:", "warning:"))]}
     if done.returncode != 0:
         row["error"] = done.stderr[-1500:]
@@ -178,8 +182,22 @@ def summary(rows: list[dict]) -> str:
             out.append(f"  quiet runs where other processes used >= {QUIET_OTHERS} cores over the run (by /proc/stat "
                        f"less the run's own tree): {len(loud)} of the {len(measured)} measured "
                        + ", ".join(f"{r['others_cores']:.2f}" for r in loud))
+            if loud:  # their flags are the rule seeing real other work, not false flags
+                calm = [c for r in measured if r["others_cores"] < QUIET_OTHERS for c in r.get("cells", ())]
+                out.append(_rate("quiet, runs measured quiet only", sum(bool(c["disturbed"]) for c in calm), len(calm),
+                                 target))
         flagged = [c for c in cells if c["disturbed"]]
-        out.append(_rate(f"{kind}: cells flagged", len(flagged), len(cells), target))
+        retried = [c for r in rows if r["kind"] == kind and r.get("retry") for c in r.get("cells", ())]
+        if retried:  # runs made with --retry-disturbed: the first try's flag, then the cell's as kept
+            first = [c for c in retried if c.get("first_try")]
+            out.append(_rate(f"{kind}: first tries flagged", len(first), len(retried), "(the rule alone)"))
+            out.append(_rate(f"{kind}: cells kept flagged", sum(bool(c["disturbed"]) for c in retried), len(retried),
+                             f"{target} (after --retry-disturbed {max(r.get('retry') or 0 for r in rows)})"))
+            plain = [c for r in rows if r["kind"] == kind and not r.get("retry") for c in r.get("cells", ())]
+            if plain:
+                out.append(_rate(f"{kind}: cells flagged, runs without retry", sum(bool(c["disturbed"]) for c in plain),
+                                 len(plain), target))
+        out.append(_rate(f"{kind}: cells flagged (all runs)", len(flagged), len(cells), target))
         if kind == "quiet":
             by = {"steal": "the hypervisor", "other processes": "other processes", "step time": "step time"}
             counts = {k: sum(any(x.startswith(v) for x in c["disturbed"].removeprefix("disturbed: ").split("; "))
@@ -206,6 +224,43 @@ def summary(rows: list[dict]) -> str:
     rcs = [r["self_compare_rc"] for r in rows if "self_compare_rc" in r]
     out.append(f"  quiet self-compares (inproc compare R R): exit codes {sorted(rcs)}")
     out += [f"    exit {r['self_compare_rc']}: {r.get('self_compare', '')}" for r in rows if r.get("self_compare_rc", 0) != 0]
+    return "\n".join(out)
+
+
+def steal_effect(folders: list[Path]) -> str:
+    """What the hypervisor's steal did to the steps, from the kept quiet runs: each interval between two host
+    samples inside a decode window (runs where other processes stayed under ``MIN_OTHER`` cores on the engine's
+    CPUs), its steal share on the engine's CPUs against the mean step time of the steps wholly inside it, over
+    the cell's median step. Bins of steal share, each with its count and its steps' median slowdown."""
+    from inproc.measure import metrics as m
+
+    shares, slow = [], []
+    for path in sorted(p for f in folders for p in f.glob("quiet-*-*.json")):
+        for e in load_results(str(path)).decode:
+            tel = e.telemetry
+            d = tel.disturbance if tel is not None else None
+            if e.trace is None or tel is None or tel.trace is None or d is None or (d.cpus_other_cores or 0) > MIN_OTHER:
+                continue
+            host, t, w = tel.trace.host, e.trace, m.window(e.trace)
+            if host is None or "tree_cpus_steal_s" not in host.values:
+                continue
+            starts = t.steps.t_start_s[w.first_step:w.last_step + 1] + t.clock_origin_s
+            ends = t.steps.t_end_s[w.first_step:w.last_step + 1] + t.clock_origin_s
+            median = float(np.median(ends - starts))
+            at, busy = host.valid("tree_cpus_busy_s")
+            _, steal = host.valid("tree_cpus_steal_s")
+            for i in range(at.size - 1):
+                running = (busy[i + 1] - busy[i]) - (steal[i + 1] - steal[i])
+                inside = (starts >= at[i]) & (ends <= at[i + 1])
+                if running > 0 and inside.sum() >= 3:
+                    shares.append((steal[i + 1] - steal[i]) / running)
+                    slow.append(float(np.mean((ends - starts)[inside])) / median - 1)
+    x, y = np.array(shares), np.array(slow)
+    out = [f"steal against step time, {x.size} sampled intervals of quiet decode windows:"]
+    for lo, hi in ((0.0, 0.005), (0.005, 0.05), (0.05, 0.10), (0.10, 1.0)):
+        k = (x >= lo) & (x < hi)
+        tail = f"steps {100 * np.median(y[k]):+.1f} % against the cell's median step" if k.any() else "none"
+        out.append(f"  steal share {100 * lo:g}-{100 * hi:g} %: {int(k.sum())} intervals, {tail}")
     return "\n".join(out)
 
 
@@ -239,14 +294,20 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--cells", default="", help="decode cells of the demo's plan (default: all of them)")
     ap.add_argument("--duration", type=float, default=3.0, help="decode window, s (the demo's: 3)")
     ap.add_argument("--burner-cores", type=float, default=0.5, help="the burner's share of a core")
+    ap.add_argument("--retry", type=int, default=0, help="each run's --retry-disturbed (0: none, the rule's first tries)")
     ap.add_argument("--log", required=True, help="JSON lines file the runs are appended to (and summarised from)")
     ap.add_argument("--summary", action="store_true", help="print the log's summary only")
     ap.add_argument("--keep", help="keep the runs' results files in this folder (default: removed)")
     ap.add_argument("--rejudge", nargs="*", metavar="DIR", default=None,
                     help="judge the cells of the runs kept in these folders again with this checkout's rule, as "
                          "listed in --log (its entries' file names), and print that summary")
+    ap.add_argument("--steal-effect", nargs="*", metavar="DIR", default=None,
+                    help="print what steal did to the step times in the quiet runs kept in these folders, and stop")
     a = ap.parse_args(argv)
     log = Path(a.log)
+    if a.steal_effect is not None:
+        print(steal_effect([Path(x) for x in a.steal_effect]))
+        return 0
     if a.rejudge is not None:
         return _rejudge(log, [Path(x) for x in a.rejudge])
     if not a.summary:

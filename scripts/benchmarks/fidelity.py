@@ -1,12 +1,13 @@
 """Fidelity A/B in one process on one engine: inproc's decode driver against a bare ``step()`` loop, and each
 of the driver's per-step instruments on against off.
 
-    python scripts/bench.py fidelity [--rounds 9] [--concurrency 1,8,128] [--instruments-at 1] [--engine vllm]
+    python scripts/bench.py fidelity [--rounds 9] [--concurrency 1,8,128] [--instruments-at 1] [--blocks 8] [--engine vllm]
                                      [--generate]
 
 Per C, one engine is built in a child process and stepped through windows of ``--window-steps`` steps
-(512 at C <= 8, 128 above), one per setting and round, rounds alternating in order (``fidelity_ab``:
-what a window is and what each side does). Printed per C:
+(512 at C <= 8, 128 above), one per setting and round; each window is cut into ``--blocks`` blocks (8) that
+alternate between the settings (A B B A ...), so both sides share each stretch of the engine's drifting step
+time (``fidelity_ab``: what a window is and what each side does). Printed per C:
 
 - driver ÷ bare loop, measured tok/s: the ratio of the medians, the pairwise ratios' median with its
   95 % interval (order statistics) and range; verdict against >= 0.99: met when the interval lies at or
@@ -47,9 +48,12 @@ BIG = {"vllm": ("max-num-seqs=128", "num-gpu-blocks-override=2048", "max-num-bat
 VARIANTS = {"vllm": ((),), "transformers": ((),), "sglang": ((), ("disable-overlap-schedule=true",))}
 PROMPT_TOKENS, MAX_TOKENS = 32, 384
 RATIO_TARGET, PAIR_FLOOR, OWN_WORK_US, GROWTH_US, INSTRUMENT_SHARE = 0.99, 0.98, 15.0, 1.0, 0.003
+#: Each round's window per setting in this many blocks, alternated (``fidelity_ab.rounds``).
+BLOCKS = 8
 
 
-def child(profile: str, c: int, rounds: int, window_steps: int, instruments: bool, sets: list[str]) -> dict:
+def child(profile: str, c: int, rounds: int, window_steps: int, instruments: bool, sets: list[str],
+          blocks: int = 1) -> dict:
     """In the child: build the engine, run the rounds, return every window's figures."""
     from dataclasses import asdict
 
@@ -61,24 +65,26 @@ def child(profile: str, c: int, rounds: int, window_steps: int, instruments: boo
     p = load_profile(profile).with_overrides(tuple(sets))
     engine = engines.build_engine(p.launch)
     try:
-        sides = Sides(engine, PROMPT_TOKENS, c, MAX_TOKENS, window_steps)
+        sides = Sides(engine, PROMPT_TOKENS, c, MAX_TOKENS, window_steps // blocks)
         settings = (DRIVER, BARE) + (tuple(s for _, s, _ in INSTRUMENTS) if instruments else ())
         if not sides.kv_switch:
             settings = tuple(s for s in settings if s.kv)
-        windows = run_rounds(sides, settings, rounds)
+        windows = run_rounds(sides, settings, rounds, blocks)
         sides.close()
-        return {"c": c, "rounds": rounds, "window_steps": window_steps, "engine": engine.info.name,
+        return {"c": c, "rounds": rounds, "window_steps": window_steps // blocks * blocks, "blocks": blocks,
+                "engine": engine.info.name,
                 "version": engine.info.version, "event_loop": engine.info.settings.event_loop,
                 "windows": {k: [asdict(w) for w in v] for k, v in windows.items()}}
     finally:
         engine.shutdown()
 
 
-def measure(engine: str, c: int, rounds: int, window_steps: int, instruments: bool, sets: tuple[str, ...]) -> dict:
+def measure(engine: str, c: int, rounds: int, window_steps: int, instruments: bool, sets: tuple[str, ...],
+            blocks: int = 1) -> dict:
     """One C in a fresh process (the engine built there); its windows' figures."""
     env = dict(os.environ, PYTHONPATH=str(ROOT), VLLM_ENABLE_V1_MULTIPROCESSING="0",
                VLLM_LOGGING_LEVEL="ERROR", PYTHONBREAKPOINT="0")
-    spec = json.dumps([str(PROFILES[engine]), c, rounds, window_steps, instruments, list(sets)])
+    spec = json.dumps([str(PROFILES[engine]), c, rounds, window_steps, instruments, list(sets), blocks])
     # As a module from the checkout's root: run as a file, this folder would lead sys.path and its bisect.py
     # would shadow the standard library's (imported by random, statistics, tempfile).
     p = subprocess.run([sys.executable, "-m", "scripts.benchmarks.fidelity", "--child", spec], capture_output=True,
@@ -111,7 +117,8 @@ def headline(label: str, res: dict) -> list[str]:
     step = statistics.median(x["span_us"] for x in w["bare"])
     lines = [
         f"{label} C={c}: driver / bare step() loop, measured tok/s = {statistics.median(ours) / statistics.median(theirs):.4f} "
-        f"(medians of {res['rounds']} alternating rounds of {res['window_steps']}-step windows); pairwise median "
+        f"(medians of {res['rounds']} rounds of {res['window_steps']}-step windows, each in {res.get('blocks', 1)} "
+        f"alternating blocks); pairwise median "
         f"{med:.4f}, 95% interval [{lo:.4f}, {hi:.4f}], range {min(ours[i] / theirs[i] for i in range(len(ours))):.4f}.."
         f"{max(ours[i] / theirs[i] for i in range(len(ours))):.4f}: {verdict(lo, hi, RATIO_TARGET, True)} (>= "
         f"{RATIO_TARGET}); the interval's upper end {'reaches' if hi >= PAIR_FLOOR else 'does not reach'} {PAIR_FLOOR}, "
@@ -167,6 +174,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--concurrency", default="1,8,128", help="the C measured, e.g. 1,8,128")
     ap.add_argument("--instruments-at", default="1", help="the C where each instrument is switched ('none': nowhere)")
     ap.add_argument("--window-steps", type=int, default=None, help="steps per window (default: 512 at C <= 8, 128 above)")
+    ap.add_argument("--blocks", type=int, default=BLOCKS,
+                    help=f"blocks each window is cut into, alternated between the settings (default {BLOCKS})")
     ap.add_argument("--generate", action="store_true", help="also the engine's own offline generate (fresh processes)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
@@ -178,13 +187,16 @@ def main(argv: list[str] | None = None) -> int:
         at = set() if a.instruments_at == "none" else {int(x) for x in a.instruments_at.split(",")}
     except ValueError:
         ap.error(f"bad --concurrency {a.concurrency!r} or --instruments-at {a.instruments_at!r}: give C values like 1,8,128")
-    if a.rounds < 2 or min(cs) < 1 or (a.window_steps is not None and a.window_steps < 1):
-        ap.error("--rounds >= 2, C >= 1, --window-steps >= 1")
+    if a.rounds < 2 or min(cs) < 1 or (a.window_steps is not None and a.window_steps < 1) or a.blocks < 1:
+        ap.error("--rounds >= 2, C >= 1, --window-steps >= 1, --blocks >= 1")
     for variant in VARIANTS[a.engine]:
         by_c = {}
         for c in cs:
             steps = a.window_steps or (512 if c <= 8 else 128)
-            res = by_c[c] = measure(a.engine, c, a.rounds, steps, c in at, variant + (BIG[a.engine] if c > 8 else ()))
+            if steps // a.blocks < 4:
+                ap.error(f"--blocks {a.blocks}: blocks of {steps // a.blocks} steps at C={c}; give at most {steps // 4}")
+            res = by_c[c] = measure(a.engine, c, a.rounds, steps, c in at, variant + (BIG[a.engine] if c > 8 else ()),
+                                    a.blocks)
             loop = f", {res['event_loop']} loop" if res.get("event_loop") else ""
             label = f"fidelity A/B ({res['engine']} {res['version']}{loop})"
             for line in headline(label, res) + (instrument_lines(label, res) if c in at else []):

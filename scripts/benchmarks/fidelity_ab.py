@@ -177,10 +177,26 @@ def bare_window(engine, prompts: CellPrompts, c: int, max_tokens: int, window_st
                          span / steps * 1e6)
 
 
-def rounds(sides: Sides, settings: tuple[Setting, ...], n: int) -> dict[str, list[WindowFigures]]:
-    """``n`` rounds of one window per setting, in order, reversed every other round; the windows by setting."""
+def pooled(blocks: list[WindowFigures]) -> WindowFigures:
+    """Blocks of one setting as one window: tok/s over their summed spans (each block its tokens), the median of
+    their median step times, their mean time between steps and span per step (the blocks have equal steps)."""
+    spans = [b.span_us for b in blocks]
+    return WindowFigures(sum(b.tok_s * b.span_us for b in blocks) / sum(spans),
+                         float(statistics.median(b.step_median_us for b in blocks)),
+                         float(statistics.mean(b.between_us for b in blocks)), float(statistics.mean(spans)))
+
+
+def rounds(sides: Sides, settings: tuple[Setting, ...], n: int, blocks: int = 1) -> dict[str, list[WindowFigures]]:
+    """``n`` rounds; in each, ``blocks`` blocks of one window per setting, in order, reversed every other block
+    (A B B A A B ...), each setting's blocks pooled into the round's window (:func:`pooled`). The engine's step
+    time drifts over seconds on a shared machine: short blocks alternated inside a round put both sides on the
+    same stretch of that drift, where whole windows one after the other do not. The windows by setting."""
     out: dict[str, list[WindowFigures]] = {s.name: [] for s in settings}
     for r in range(n):
-        for s in settings if r % 2 == 0 else settings[::-1]:
-            out[s.name].append(sides.window(s))
+        got: dict[str, list[WindowFigures]] = {s.name: [] for s in settings}
+        for b in range(blocks):
+            for s in settings if (r * blocks + b) % 2 == 0 else settings[::-1]:
+                got[s.name].append(sides.window(s))
+        for s in settings:
+            out[s.name].append(pooled(got[s.name]))
     return out
