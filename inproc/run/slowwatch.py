@@ -52,6 +52,8 @@ class SlowWatch:
             self._end_chunk(row)
 
     def _break(self, row: int, ref: Reference) -> None:
+        if os.environ.get("PYTHONBREAKPOINT") == "0":
+            return  # breakpoints switched off (Python's own switch): no debugger to show the step to, the window goes on
         self.broke = True
         steps = self.steps()  # the rows so far, the GC columns charged (the cause reads them)
         step = {name: col[row].item() for name, col in steps.columns.items()}  # noqa: F841 - for the debugger: its row
