@@ -7,6 +7,7 @@ added to a view shows in every format without a change here or in a subject's ar
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 from inproc.render import mdtable
 from inproc.render.svg import t
@@ -33,11 +34,16 @@ def text_table(table: Table) -> list[str]:
     return [line(head), *map(line, rows)]
 
 
-def html_table(table: Table) -> str:
-    """An HTML table, left-aligned, scrolling sideways when wide."""
-    th = "".join(f"<th class=l>{t(h)}</th>" for h in table.head)
-    trs = "".join("<tr>" + "".join(f"<td class=l>{t(v)}</td>" for v in row) + "</tr>" for row in table.rows)
-    return f'<div class="scroll"><table><tr>{th}</tr>{trs}</table></div>'
+def html_table(table: Table, *, marked: Sequence[bool] = (), mark_class: str = "", table_class: str = "",
+               head_class: str = "l") -> str:
+    """An HTML table, left-aligned, scrolling sideways when wide; each row ``marked`` gets ``mark_class`` (a best
+    variant, a slower row), ``table_class`` styles the whole table."""
+    on = lambda cls: f" class={cls}" if cls else ""  # noqa: E731
+    th = "".join(f"<th{on(head_class)}>{t(h)}</th>" for h in table.head)
+    trs = "".join(f"<tr{on(mark_class) if i < len(marked) and marked[i] else ''}>"
+                  + "".join(f"<td class=l>{t(v)}</td>" for v in row) + "</tr>" for i, row in enumerate(table.rows))
+    styled = f' class="{table_class}"' if table_class else ""
+    return f'<div class="scroll"><table{styled}><tr>{th}</tr>{trs}</table></div>'
 
 
 def html_paragraphs(lines: tuple[str, ...] | list[str]) -> str:
