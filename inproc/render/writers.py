@@ -19,11 +19,12 @@ class Table:
 
     head: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
+    right: tuple[int, ...] = ()  # the columns of numbers, right-aligned where a format aligns them (Markdown)
 
 
 def markdown_table(table: Table) -> str:
     """A GitHub Markdown table."""
-    return mdtable.table(list(table.head), [list(r) for r in table.rows])
+    return mdtable.table(list(table.head), [list(r) for r in table.rows], table.right)
 
 
 def text_table(table: Table) -> list[str]:

@@ -15,7 +15,7 @@ from inproc.render.compare import kernels
 from inproc.render.compare.lines import cell_text, geomeans_line, header_lines, summary_line
 from inproc.render.definitions import definitions
 from inproc.render.fmt import DASH, ms, tok_s
-from inproc.render.history import step_text
+from inproc.render.history.lines import step_text
 
 #: One character per verdict, asv's way: + worse, - better, blank for no change.
 MARKS = {SLOWER: "+", FASTER: "-", NOT_SIGNIFICANT: " ", INSUFFICIENT: "~", NOT_COMPARABLE: "?", STATUS_CHANGED: "!",
