@@ -6,6 +6,7 @@ added to a view shows in every format without a change here or in a subject's ar
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -52,9 +53,10 @@ def html_paragraphs(lines: tuple[str, ...] | list[str]) -> str:
     return "".join(f"<p>{t(line)}</p>" for line in lines)
 
 
-def html_definitions(definitions: tuple[tuple[str, str], ...]) -> str:
-    """Terms and their definitions as a two-column facts table."""
-    return '<table class="facts">' + "".join(f"<tr><td>{t(k)}</td><td>{t(v)}</td></tr>" for k, v in definitions) + "</table>"
+def html_definitions(definitions: tuple[tuple[str, str], ...], code: bool = False) -> str:
+    """Terms and their definitions as a two-column facts table (``code``: `backticks` set as code)."""
+    text = (lambda v: re.sub(r"`([^`]+)`", r"<code>\1</code>", t(v))) if code else t
+    return '<table class="facts">' + "".join(f"<tr><td>{t(k)}</td><td>{text(v)}</td></tr>" for k, v in definitions) + "</table>"
 
 
 def markdown_definitions(definitions: tuple[tuple[str, str], ...]) -> list[str]:
