@@ -26,13 +26,12 @@ from inproc.record.damage import require_raw
 from inproc.record.tojson import entry_id
 from inproc.cli.report_cmd import emit, write_report
 from inproc.history.explain import explain
-from inproc.render.compare import render_compare_json, render_compare_markdown, render_compare_text, render_diagnoses
-from inproc.render.compare_html import render_compare_html
-from inproc.render.side_by_side import (render_side_by_side_json, render_side_by_side_markdown,
-                                        render_side_by_side_text)
+from inproc.render.compare import formats, page
+from inproc.render.compare.data import render_compare_json, render_side_by_side_json
+from inproc.render.compare.side_by_side import side_by_side_view
+from inproc.render.compare.view import compare_view
 
-RENDERERS = {"text": render_compare_text, "md": render_compare_markdown, "json": render_compare_json}
-SIDE_BY_SIDE = {"text": render_side_by_side_text, "md": render_side_by_side_markdown, "json": render_side_by_side_json}
+FORMATS = ("text", "md", "json")
 DEFAULTS = CompareSettings()
 
 
@@ -124,18 +123,6 @@ def check_output(output: str, inputs: tuple[str, ...], flag: str = "-o") -> None
         raise UsageError(f"{flag} {output!r} is a results or baseline file, not a report. Give another path.")
 
 
-def with_diagnoses(text: str, diagnoses: str, fmt: str) -> str:
-    """The report with the diagnosis section: after the rows (text), after the changes (md), in the document (json).
-
-    The verdict stays the last line of the text report and the first of the Markdown one.
-    """
-    if fmt == "json":
-        return json.dumps({**json.loads(text), **json.loads(diagnoses)}, indent=1) + "\n"
-    mark = {"md": "<details>", "text": "\nMarks: "}[fmt]
-    head, found, tail = text.partition(mark)
-    return head + diagnoses + found + tail if found else text + diagnoses
-
-
 EXIT_CODES = ("Exit code: 0 every row judged and none regressed; 1 a regression; 3 no regression found, but some rows "
               "could not be judged (one run each side without a spread, disturbed or throttled, too few samples; the "
               "summary names them); 2 bad input.")
@@ -148,7 +135,7 @@ EXIT_CODES = ("Exit code: 0 every row judged and none regressed; 1 a regression;
               help="A change counts only beyond this factor (and only when significant).")
 @click.option("--metric", "metrics", default=",".join(DEFAULTS.metrics), show_default=True,
               help=f"Metrics to compare: {', '.join(METRICS)}.")
-@click.option("--format", "fmt", type=click.Choice(tuple(RENDERERS)), default="text", show_default=True,
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
               help="text: aligned rows; md: GitHub Markdown (for $GITHUB_STEP_SUMMARY); json: every figure.")
 @click.option("--allow-different", "allow", multiple=True, metavar="KEY",
               help="Compare although KEY differs, e.g. engine.version (repeatable; a prefix such as plan works).")
@@ -189,13 +176,14 @@ def compare(baseline_path, new_path, threshold, metrics, fmt, allow, sub_window,
         check_baseline(side, settings.allow_different)
     if two_engines(base.runs, new.runs):
         result = side_by_side(base.runs, new.runs, settings.allow_different, baseline_path, new_path)
-        text, explained = SIDE_BY_SIDE[fmt](result), ()
+        view = side_by_side_view(result)
+        text = render_side_by_side_json(result) if fmt == "json" else formats.SIDE_BY_SIDE[fmt](view)
     else:
         result = compare_runs(base.runs, new.runs, settings, baseline_path, new_path)
         explained = explain(base.runs, new.runs, result)
-        text = with_diagnoses(RENDERERS[fmt](result), render_diagnoses(explained, fmt), fmt)
+        view = compare_view(result, explained)
+        text = render_compare_json(result, explained) if fmt == "json" else formats.COMPARE[fmt](view)
     if html:
-        write_report(html, render_compare_html(result, base.runs, new.runs, baseline_path, new_path, explained),
-                     "compare")
+        write_report(html, page.html(view, base.runs, new.runs, baseline_path, new_path), "compare")
     emit(text, output, "compare")
     return result.exit_code

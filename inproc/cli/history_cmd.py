@@ -19,10 +19,8 @@ from inproc.errors import UsageError
 from inproc.history.build import HISTORY_ALLOWS, HistorySettings, build_history
 from inproc.history.nights import Night, read_nights_checked
 from inproc.record.summary import write_summary
-from inproc.render.history import render_history_markdown, render_history_text
-from inproc.render.history_html import render_history_html
-
-RENDERERS = {"text": render_history_text, "md": render_history_markdown}
+from inproc.render.history import formats, page
+from inproc.render.history.view import history_view
 
 
 def _store_path(store: Path, n: Night) -> Path:
@@ -62,7 +60,7 @@ def _store(store: Path, nights: list[Night]) -> list[str]:
               help="A night is judged against at most this many nights of its level (the nights since the last change).")
 @click.option("--allow-different", "allow", multiple=True, metavar="KEY",
               help=f"Let KEY differ between nights too (always allowed: {', '.join(HISTORY_ALLOWS)}).")
-@click.option("--format", "fmt", type=click.Choice(tuple(RENDERERS)), default="text", show_default=True,
+@click.option("--format", "fmt", type=click.Choice(tuple(formats.FORMATS)), default="text", show_default=True,
               help="text: one line per change; md: GitHub Markdown (for $GITHUB_STEP_SUMMARY).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the summary here instead of stdout.")
 @click.option("--html", "html", type=click.Path(dir_okay=False), help="Also write the trend page (one HTML file).")
@@ -90,11 +88,12 @@ def history(inputs, threshold, threshold_confidence, metrics, window, allow, fmt
         click.echo(f"history: 1 night ({nights[0].label}); a history judges from 2 nights on.")
         return 0
     result = build_history(nights, settings, unreadable)  # every check before anything is written
-    text = RENDERERS[fmt](result)
+    view = history_view(result)
+    text = formats.FORMATS[fmt](view)
     if store_dir is not None:
         for path in _store(store_dir, list(result.nights)):
             click.echo(f"history: stored {path}", err=True)
     if html:
-        write_report(html, render_history_html(result), "history")
+        write_report(html, page.html(view), "history")
     emit(text, output, "history")
     return result.exit_code

@@ -10,15 +10,17 @@ from inproc.graphs.padding import parse_sizes
 from inproc.render.csv import render_csv
 from inproc.render.html import render_html
 from inproc.render.markdown import render_markdown
-from inproc.render.sweep import render_sweep_csv, render_sweep_markdown
-from inproc.render.sweep_html import render_sweep_html
+from inproc.render.sweep import formats as sweep_formats
+from inproc.render.sweep import page as sweep_page
+from inproc.render.sweep.data import render_sweep_csv
+from inproc.render.sweep.view import sweep_view
 from inproc.record.load import load_results
 from inproc.record.write import write_text_atomic
 from inproc.sweep.manifest import load_sweep
 from inproc.sweep.summary import summarize
 
 RENDERERS = {"md": render_markdown, "html": render_html, "csv": render_csv}
-SWEEP_RENDERERS = {"md": render_sweep_markdown, "html": render_sweep_html, "csv": render_sweep_csv}
+SWEEP_WRITERS = {"md": sweep_formats.markdown, "html": sweep_page.html}
 
 
 @click.command(short_help="Render a results file as Markdown, HTML or CSV.")
@@ -39,7 +41,8 @@ def report(results_path: str, fmt: str, output: str | None, rederive: bool, size
     if output:
         check_output_path(output, results_path)
     if Path(results_path).is_dir():
-        text = SWEEP_RENDERERS[fmt](summarize(load_sweep(results_path), results_path))
+        summary = summarize(load_sweep(results_path), results_path)
+        text = render_sweep_csv(summary) if fmt == "csv" else SWEEP_WRITERS[fmt](sweep_view(summary))
     elif fmt == "csv":
         text = render_csv(load_results(results_path, rederive=rederive))
     else:

@@ -19,8 +19,8 @@ from inproc.plan.matrix import check_contexts
 from inproc.plan.acceptance import parse_length
 from inproc.profiles.spec import Profile, load_with_overrides
 from inproc.record.io import write_text_atomic
-from inproc.render import breakeven
-from inproc.render.sweep import render_sweep_markdown
+from inproc.render.sweep import data, formats
+from inproc.render.sweep.view import sweep_view
 from inproc.sweep.manifest import DONE, SWEEP_FILE, Sweep, SweepPlan, VariantRun, load_sweep, sweep_path
 from inproc.sweep.acceptance import no_speculation, parse_acceptance, parse_at, speculation_variants
 from inproc.sweep.graph_lists import graph_variants, parse_graph_sizes
@@ -107,7 +107,7 @@ def sweep(profile_path, varies, zipped, graph_sizes, acceptance, break_even, at,
     start = old if old is not None else _fresh(directory, plan, variants)
     done = run_sweep(start, directory, echo=lambda line: click.echo(line, err=True),
                      on_change=lambda s: _write_summary(s, directory))
-    click.echo(render_sweep_markdown(summarize(done, directory), with_definitions=False))
+    click.echo(formats.markdown(sweep_view(summarize(done, directory)), with_definitions=False))
     click.echo(f"sweep:   {sweep_path(directory)}\nsummary: {directory / SUMMARY_FILE}")
     if not any(r.status == DONE for r in done.runs):
         raise click.ClickException("no variant was measured; sweep.json and sweep.md list why.")
@@ -160,10 +160,10 @@ def _graph_sets(profile: Profile):
 
 def _write_summary(s: Sweep, directory: Path) -> None:
     summary = summarize(s, directory)
-    write_text_atomic(directory / SUMMARY_FILE, render_sweep_markdown(summary))
+    write_text_atomic(directory / SUMMARY_FILE, formats.markdown(sweep_view(summary)))
     if summary.pays:  # where speculation pays, as data: the same rows as the report's section
-        write_text_atomic(directory / breakeven.BREAK_EVEN_JSON, json.dumps(breakeven.to_json(summary.pays), indent=1) + "\n")
-        write_text_atomic(directory / breakeven.BREAK_EVEN_CSV, breakeven.to_csv(summary.pays))
+        write_text_atomic(directory / data.BREAK_EVEN_JSON, json.dumps(data.break_even_json(summary.pays), indent=1) + "\n")
+        write_text_atomic(directory / data.BREAK_EVEN_CSV, data.break_even_csv(summary.pays))
 
 
 def _check_names(profile: Profile, varies) -> None:

@@ -1,8 +1,8 @@
 """The HTML report: one self-contained page (inline CSS and SVG, no URL of any kind).
 
 It opens from disk with no network: no scripts, fonts, stylesheets or images are
-fetched. Same header and tables as the Markdown report, plus a heatmap of total tok/s,
-charts of per-request and prefill speed, and per-cell telemetry small multiples.
+fetched. Same header and tables as the Markdown report (one view, ``inproc.render.report_view``),
+plus a heatmap of total tok/s, charts of per-request and prefill speed, and per-cell telemetry small multiples.
 """
 from __future__ import annotations
 
@@ -15,13 +15,13 @@ from inproc.render import fmt
 from inproc.render.charts import decode_chart, prefill_chart, step_panels, telemetry_panels
 from inproc.render.curve import curve
 from inproc.render.graphs.section import graphs_html
-from inproc.render.definitions import shown_definitions
-from inproc.render.header import Header, build_header
-from inproc.render.matrix import MEDIANS_NOTE, Grid, decode_grid, headline, legend_lines, throttle_warnings, ttft_note
-from inproc.render.matrix import disturbed_warnings
-from inproc.render.kv_matrix import KV_NOTE, kv_grid
-from inproc.render.measurements import PREFILL, Measurement, measurements, shown_columns
+from inproc.render.header import Header
+from inproc.render.matrix import MEDIANS_NOTE, Grid, headline
+from inproc.render.kv_matrix import KV_NOTE
+from inproc.render.measurements import Measurement
 from inproc.render import kernel_bars, slow_steps
+from inproc.render.report_view import DECODE_NOTE, PREFILL_NOTE, DecodeView, ReportView, report_view
+from inproc.render.writers import Table
 from inproc.render.css import CSS
 from inproc.render.svg import line_chart, t
 from inproc.record.schema import RunRecord
@@ -30,14 +30,12 @@ from inproc.units import format_tokens
 
 def render_html(rec: RunRecord, graph_sizes: tuple[tuple[int, ...], ...] = ()) -> str:
     """The whole report as one HTML page; ``graph_sizes``: lists for its CUDA graphs section."""
-    rows = measurements(rec)
-    grid = decode_grid(rec.settings, rows, rec.shard.cells if rec.shard else None)
-    h = build_header(rec)
+    v = report_view(rec)
     # The matrix first: a person opens the page to read it; the setup is there to answer questions about it.
-    body = [_title(h), _decode(rec, rows, grid), _kv(rec), _prefill(rows), _steps(rec), graphs_html(rec, graph_sizes),
-            kernel_bars.html_section(rec, _table, _facts, _code), _slow(rec), _telemetry(rec), _setup(h), _all(rows)]
+    body = [_title(v.header), _decode(rec, v), _kv(v.kv), _prefill(v), _steps(rec), graphs_html(rec, graph_sizes),
+            kernel_bars.html_section(rec, _table, _facts, _code), _slow(rec), _telemetry(rec), _setup(v.header), _all(v)]
     return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>{t('Speed test matrix · ' + h.title)}</title><style>{CSS}</style></head><body>\n"
+            f"<title>{t('Speed test matrix · ' + v.header.title)}</title><style>{CSS}</style></head><body>\n"
             + "\n".join(b for b in body if b) + "\n</body></html>\n")
 
 
@@ -71,15 +69,16 @@ def _table(head: list[str], body: list[list[str]], left: frozenset[int] = frozen
     return f'<div class="scroll"><table class="{cls}"><tr>{th}</tr>{trs}</table></div>'
 
 
-def _prefill(rows: list[Measurement]) -> str:
-    prefill = [m for m in rows if m.phase == PREFILL]
-    if not prefill:
+def _escaped(table: Table) -> tuple[list[str], list[list[str]]]:
+    """A view's table as ``_table`` takes it: the head, and each cell as HTML."""
+    return list(table.head), [[t(x) for x in row] for row in table.rows]
+
+
+def _prefill(v: ReportView) -> str:
+    if v.prefill is None:
         return ""
-    body = [[t(format_tokens(m.context)), t(fmt.tok_s(m.total_tok_s)), t(fmt.ms(m.ttft_ms)), t(m.status),
-             t(fmt.num(m.completed))] for m in prefill]
-    chart = prefill_chart(rows)
-    return ("<h2>Prefill</h2><p>prompt tok/s by context length (cold: nothing served from the prefix cache)</p>"
-            + _table(["Context", "Prompt tok/s", "TTFT", "Status", "Samples"], body, frozenset({0, 3}))
+    chart = prefill_chart(list(v.rows))
+    return (f"<h2>Prefill</h2><p>{PREFILL_NOTE}</p>" + _table(*_escaped(v.prefill), frozenset({0, 3}))
             + (line_chart(chart) if chart else ""))
 
 
@@ -98,23 +97,25 @@ def _heat_cell(m: Measurement, lo: float, hi: float) -> str:
             f'<div class="v">{t(fmt.tok_s(m.total_tok_s))}</div>{extra}<div class="s">{t(fmt.ms(m.ttft_ms))} TTFT</div></td>')
 
 
-def _decode(rec: RunRecord, rows: list[Measurement], grid: Grid) -> str:
-    if not (grid.contexts and grid.concurrency):
+def _decode(rec: RunRecord, v: ReportView) -> str:
+    d: DecodeView | None = v.decode
+    if d is None:
         return ""
+    grid = d.grid
     cells = [grid.cell(L, C) for L in grid.contexts for C in grid.concurrency]
-    vals = [v for c in cells if headline(c) and (v := c.total_tok_s) is not None and v > 0]
+    vals = [x for c in cells if headline(c) and (x := c.total_tok_s) is not None and x > 0]
     lo, hi = (min(vals), max(vals)) if vals else (1.0, 1.0)
     body = [[t(format_tokens(L))] + [_heat_cell(grid.cell(L, C), lo, hi) for C in grid.concurrency]
             for L in grid.contexts]
-    notes = legend_lines(rows, grid) + [ttft_note(rec.settings.prompt_mode)]
-    warns = "".join(f'<div class="warn">{t(w)}</div>' for w in throttle_warnings(rows) + disturbed_warnings(rows))
+    notes = [*d.legend, d.ttft]
+    warns = "".join(f'<div class="warn">{t(w)}</div>' for w in d.warnings)
     charts = [decode_chart(grid, "total_tok_s", "Total tok/s by concurrency", "total tok/s"),
               decode_chart(grid, "per_request_tok_s", "Per request tok/s by concurrency", "per request tok/s")]
-    return ("<h2>Sustained decode</h2><p>total tok/s · rows are context length, columns are simultaneous requests</p>"
+    return (f"<h2>Sustained decode</h2><p>{DECODE_NOTE}</p>"
             + '<div class="charts">' + _table(["Context", *map(str, grid.concurrency)], body, frozenset({0}), "heat")
             + _slow_matrix(rec, grid) + "</div>"
             + "".join(f"<p>{t(n)}</p>" for n in notes) + warns
-            + '<div class="charts">' + "".join(line_chart(c) for c in charts if c) + "</div>" + _curve(rec, rows))
+            + '<div class="charts">' + "".join(line_chart(c) for c in charts if c) + "</div>" + _curve(rec, list(v.rows)))
 
 
 def _curve(rec: RunRecord, rows: list[Measurement]) -> str:
@@ -156,12 +157,10 @@ def _slow(rec: RunRecord) -> str:
             + f'<div class="charts">{"".join(blocks)}</div>')
 
 
-def _kv(rec: RunRecord) -> str:
-    g = kv_grid(rec)
-    if g is None:
+def _kv(kv: Table | None) -> str:
+    if kv is None:
         return ""
-    body = [[t(format_tokens(L)), *(t(g.cells.get((L, C), "") or "–") for C in g.concurrency)] for L in g.contexts]
-    return f"<h2>KV cache usage</h2><p>{t(KV_NOTE)}</p>" + _table(["Context", *map(str, g.concurrency)], body)
+    return f"<h2>KV cache usage</h2><p>{t(KV_NOTE)}</p>" + _table(*_escaped(kv))
 
 
 def _steps(rec: RunRecord) -> str:
@@ -188,13 +187,14 @@ def _telemetry(rec: RunRecord) -> str:
            f'<div class="charts">{"".join(blocks)}</div>'
 
 
-def _all(rows: list[Measurement]) -> str:
-    if not rows:
+def _all(v: ReportView) -> str:
+    if v.measurements is None:
         return "<h2>All measurements</h2><p>Nothing measured yet.</p>"
-    cols = shown_columns(rows)
-    left = frozenset(i for i, c in enumerate(cols) if c.name in ("Phase", "Status"))
-    body = [[(f'<td class="reason">{t(c.text(c.value(m)))}</td>' if c.name == "Reason" else t(c.text(c.value(m))))
-             for c in cols] for m in rows]
-    defs = _facts([(d.label, _code(d.text)) for d in shown_definitions([c.name for c in cols])])
-    return (f"<h2>All measurements</h2><p>{t(MEDIANS_NOTE)}</p>" + _table([c.name for c in cols], body, left)
+    head, body = _escaped(v.measurements)
+    left = frozenset(i for i, name in enumerate(head) if name in ("Phase", "Status"))
+    if v.reason_column is not None:  # the reason wraps
+        for row in body:
+            row[v.reason_column] = f'<td class="reason">{row[v.reason_column]}</td>'
+    defs = _facts([(label, _code(text)) for label, text in v.definitions])
+    return (f"<h2>All measurements</h2><p>{t(MEDIANS_NOTE)}</p>" + _table(head, body, left)
             + f"<h2>Definitions</h2>{defs}")

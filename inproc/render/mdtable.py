@@ -7,7 +7,9 @@ def cell(text: str) -> str:
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
 
 
-def table(head: list[str], body: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(cell(h) for h in head) + " |", "|" + "---|" * len(head)]
+def table(head: list[str], body: list[list[str]], right: tuple[int, ...] = ()) -> str:
+    """A GitHub Markdown table; the columns numbered in ``right`` are right-aligned."""
+    rule = "".join("---:|" if i in right else "---|" for i in range(len(head)))
+    lines = ["| " + " | ".join(cell(h) for h in head) + " |", "|" + rule]
     lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in body]
     return "\n".join(lines)

@@ -9,7 +9,7 @@ from inproc.compare.verdicts import SLOWER, CompareSettings, compare_runs
 from inproc.history.build import build_history
 from inproc.history.nights import read_nights_checked
 from inproc.record.baseline import load_runs
-from inproc.render.compare import render_compare_json
+from inproc.render.compare.data import render_compare_json
 from inproc.cli.compare_cmd import parse_run_spread
 from tests.conftest import FIXTURES
 

@@ -9,8 +9,8 @@ from inproc.compare.verdicts import NOT_COMPARABLE, compare_runs
 from inproc.history.build import build_history
 from inproc.history.nights import read_nights
 from inproc.record.io import load_results
-from inproc.render.history import render_history_text
-from inproc.render.sweep import cell_values
+from inproc.render.history.formats import render_history_text
+from inproc.render.sweep.view import cell_values
 from inproc.sweep.summary import CellSummary, VariantCell, _mark_best
 from inproc.telemetry.disturbed import Disturbance
 from tests.conftest import FIXTURES

@@ -14,9 +14,9 @@ from inproc.compare.stats import RunSpread, block_length, t_quantile
 from inproc.compare.verdicts import CompareSettings, compare_runs
 from inproc.history.explain import explain
 from inproc.record.io import load_results
-from inproc.render.compare import (COMPARE_JSON_VERSION, render_compare_json, render_compare_markdown,
-                                   render_compare_text)
-from inproc.render.compare_html import render_compare_html
+from inproc.render.compare.data import COMPARE_JSON_VERSION, render_compare_json
+from inproc.render.compare.formats import render_compare_markdown, render_compare_text
+from inproc.render.compare.page import render_compare_html
 from tests.conftest import FIXTURES
 from tests.sim.kernels import PassSettings, attach, simulate_pass, simulate_runs, table_of
 

@@ -18,7 +18,7 @@ from inproc.errors import UsageError
 from inproc.measure.judge import Verdict
 from inproc.record.io import load_results
 from inproc.record.schema import DecodeEntry
-from inproc.render.compare import summary_line
+from inproc.render.compare.lines import summary_line
 from tests.conftest import FIXTURES
 
 HERE = FIXTURES / "compare"
@@ -348,7 +348,7 @@ def test_a_quiet_run_against_a_disturbed_one_never_exits_0():
     c = compare_runs([RUN1], [one])
     assert {r.key for r in c.undecided if "disturbed" in r.reason} == {"1024x4"} and c.exit_code == 1
     # The summary names the cells not judged and why.
-    from inproc.render.compare import summary_line
+    from inproc.render.compare.lines import summary_line
     quiet = compare_runs([RUN1], [disturb(RUN2, cause)], CompareSettings(metrics=("tok_s",)))
     assert quiet.exit_code == 3 and summary_line(quiet) == (
         "No regression found, but 4 rows could not be judged (256 x 1, 256 x 4, 1K x 1, 1K x 4: disturbed in the new "

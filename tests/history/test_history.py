@@ -185,7 +185,7 @@ def test_a_compact_cell_keeps_every_gap_and_its_sub_window():
 
 def test_two_nights_are_insufficient_data_with_the_within_run_interval_shown():
     from inproc.compare.verdicts import INSUFFICIENT
-    from inproc.render.history import render_history_text
+    from inproc.render.history.formats import render_history_text
 
     h = build_history(read_nights(RUNS[:2]))
     assert h.exit_code == 0 and h.changes == () and h.spreads == {} and h.unjudged == ()
@@ -202,7 +202,7 @@ def test_two_nights_are_insufficient_data_with_the_within_run_interval_shown():
 
 def test_an_unreadable_night_is_named_in_the_report_and_the_rest_judged(tmp_path):
     from inproc.history.nights import read_nights_checked
-    from inproc.render.history import render_history_markdown
+    from inproc.render.history.formats import render_history_markdown
 
     bad = tmp_path / "night-x.summary.json"
     bad.write_text((FIXTURES / "history" / "night-3.summary.json").read_text()[:500])  # cut short

@@ -13,7 +13,7 @@ import pytest
 from inproc.compare.verdicts import SLOWER, compare_runs
 from inproc.history.build import build_history
 from inproc.history.nights import read_nights
-from inproc.render.history import render_history_text
+from inproc.render.history.formats import render_history_text
 from tests.sim.nights import NightSettings, Plant, simulate, write_nights
 
 SLOW = (0, 2, 4, 6, 8, 10)

@@ -100,7 +100,7 @@ def test_compare_json_carries_where_the_step_time_moved():
 
     from inproc.compare.verdicts import SLOWER, Row
     from inproc.history.explain import Explained
-    from inproc.render.compare import render_diagnoses
+    from inproc.render.compare.formats import render_diagnoses
 
     base, new = anatomy(rows(seed=1)), anatomy(tail_grown(seed=2))
     split = tail_split([base], [new])

@@ -10,7 +10,8 @@ import pytest
 
 from inproc.history.build import build_history
 from inproc.history.nights import read_nights
-from inproc.render.history import render_history_markdown, render_history_text, verdict_line
+from inproc.render.history.formats import render_history_markdown, render_history_text
+from inproc.render.history.lines import verdict_line
 from inproc.units import format_tokens
 from tests.cli.test_cli import inproc
 from tests.conftest import FIXTURES

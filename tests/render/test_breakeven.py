@@ -12,9 +12,10 @@ import json
 
 import pytest
 
-from inproc.render import breakeven as rb
-from inproc.render.breakeven_html import context_chart, section
-from inproc.render.mdtable import table
+from inproc.render.sweep import data as rb
+from inproc.render.sweep.breakeven import context_chart, pays_view
+from inproc.render.sweep.formats import pays_markdown
+from inproc.render.sweep.page import pays_section
 from inproc.sweep.pays import SpecPoint, cell_pays
 
 
@@ -26,9 +27,9 @@ def _cell(c: int, slope: float):
 
 def test_the_three_outputs_carry_the_same_rows():
     pays = (_cell(1, 400.0), _cell(8, 300.0))
-    data = json.loads(json.dumps(rb.to_json(pays)))
-    rows = list(csv.DictReader(io.StringIO(rb.to_csv(pays))))
-    md = "\n".join(rb.markdown_lines(pays, table))
+    data = json.loads(json.dumps(rb.break_even_json(pays)))
+    rows = list(csv.DictReader(io.StringIO(rb.break_even_csv(pays))))
+    md = "\n".join(pays_markdown(pays_view(pays)))
     assert len(rows) == sum(len(c["points"]) for c in data["cells"]) == 8
     for cell, p in zip(data["cells"], pays):
         assert cell["break_even"] == pytest.approx(p.break_even.length) and cell["verdict"] == p.break_even.verdict
@@ -47,5 +48,5 @@ def test_the_chart_draws_a_curve_per_concurrency_and_shades_each_break_even():
     assert [s.name for s in chart.series] == ["C = 1", "C = 8", "no speculation (1×)"]
     assert chart.series[0].ys == pytest.approx([0.6, 1.0, 1.4])
     assert [(round(lo, 2) <= p.break_even.length <= round(hi, 2) + 0.01) for (lo, hi), p in zip(chart.bands, pays)] == [True, True]
-    assert "<svg" in "".join(section(tuple(pays)))
-    assert section(()) == []
+    assert "<svg" in "".join(pays_section(pays_view(tuple(pays))))
+    assert pays_section(pays_view(())) == []

@@ -1,4 +1,5 @@
-"""A column added to a subject's view shows in every format with no other change (the CUDA-graphs subject).
+"""A column added to a subject's view shows in every format with no other change (the CUDA-graphs and compare
+subjects).
 
 The claim docs/layout.md makes: a new column is one head and one value in the view
 (``inproc/render/graphs/view.py``). Wrong code this catches: an arrangement or writer that keeps
@@ -14,7 +15,12 @@ from inproc.graphs.analysis import Options, analyse
 from inproc.graphs.cost import capture_cost
 from inproc.graphs.steps import read_run
 from inproc.record.io import load_results
+from inproc.compare.verdicts import compare_runs
+from inproc.render.compare import formats as compare_formats
+from inproc.render.compare import page
+from inproc.render.compare import view as compare_view
 from inproc.render.graphs import formats, section, view
+from tests.conftest import FIXTURES
 from tests.graphs import synthetic
 
 HEAD, VALUE = "padded per step", "padded-per-step-value"
@@ -38,3 +44,19 @@ def test_a_column_in_the_view_reaches_every_format(rec, monkeypatch):
     for name, out in outputs.items():
         assert HEAD in out, name
         assert out.count(VALUE) == len(a.lists), name  # one value per list: captured and --sizes 3,9
+
+
+def test_a_compare_column_in_the_view_reaches_every_format(monkeypatch):
+    """``inproc compare``'s text, Markdown and HTML page: one head in ``COLUMNS``, one value in ``row_cells``."""
+    monkeypatch.setattr(compare_view, "COLUMNS", [*compare_view.COLUMNS, HEAD])
+    plain = compare_view.row_cells
+    monkeypatch.setattr(compare_view, "row_cells", lambda r: [*plain(r), VALUE])
+    base, new = (load_results(FIXTURES / "compare" / f"run-{i}.json") for i in (1, 2))
+    c = compare_runs([base], [new])
+    v = compare_view.compare_view(c)
+    outputs = {"text": compare_formats.text(v), "md": compare_formats.markdown(v),
+               "html": page.html(v, [base], [new], "run-1.json", "run-2.json")}
+    changed = sum(r.change for r in v.rows)
+    for name, out in outputs.items():
+        assert HEAD in out, name
+        assert out.count(VALUE) == len(c.rows) + (changed if name == "md" else 0), name  # md: the changes again

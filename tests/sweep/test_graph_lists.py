@@ -10,8 +10,8 @@ import pytest
 
 from inproc import engines
 from inproc.errors import UsageError
-from inproc.render.sweep import render_sweep_markdown
-from inproc.render.sweep_html import render_sweep_html
+from inproc.render.sweep.formats import render_sweep_markdown
+from inproc.render.sweep.page import render_sweep_html
 from inproc.sweep.graph_lists import graph_variants, parse_graph_sizes
 from inproc.sweep.manifest import DONE, Sweep, SweepPlan, VariantRun, load_sweep, write_sweep
 from inproc.sweep.plan import parse_varies, plan_variants

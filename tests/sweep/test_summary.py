@@ -8,8 +8,9 @@ import pytest
 
 from inproc import types as st
 from inproc.record.io import load_results, write_results
-from inproc.render.sweep import render_sweep_csv, render_sweep_markdown
-from inproc.render.sweep_html import render_sweep_html
+from inproc.render.sweep.data import render_sweep_csv
+from inproc.render.sweep.formats import render_sweep_markdown
+from inproc.render.sweep.page import render_sweep_html
 from inproc.sweep.manifest import DONE, FAILED, PENDING, Sweep, SweepPlan, VariantRun, load_sweep, write_sweep
 from inproc.sweep.plan import parse_varies, plan_variants
 from inproc.sweep.summary import CellSummary, VariantCell, summarize

@@ -8,8 +8,7 @@ from inproc.compare.estimate import WithinRun
 from inproc.render import fmt
 from inproc.render.graphs.view import sizes_text
 from inproc.sweep.graph_summary import GraphSweep, ListRun
-from inproc.render.svg import t
-from inproc.render.writers import Table, html_table, markdown_table
+from inproc.render.writers import Table, html_paragraphs, html_table, markdown_table
 from inproc.units import format_tokens
 
 LIST_HEAD = ["List", "Sizes", "Engine captured", "Padded tokens (arithmetic)", "Padded tokens (engine)",
@@ -74,19 +73,17 @@ def lists_view(g: GraphSweep) -> ListsView:
                      Table(tuple(cell_head(g)), tuple(map(tuple, cell_rows(g)))), tuple(notes(g)))
 
 
-def markdown_section(g: GraphSweep | None) -> list[str]:
+def markdown_section(v: ListsView | None) -> list[str]:
     """The section's Markdown lines (none without --graph-sizes)."""
-    if g is None:
+    if v is None:
         return []
-    v = lists_view(g)
     return ["", "## CUDA-graph lists side by side", "", markdown_table(v.lists), "", markdown_table(v.cells), "",
             *v.notes]
 
 
-def html_section(g: GraphSweep | None) -> list[str]:
+def html_section(v: ListsView | None) -> list[str]:
     """The section's HTML parts (none without --graph-sizes)."""
-    if g is None:
+    if v is None:
         return []
-    v = lists_view(g)
     return ["<h2>CUDA-graph lists side by side</h2>", html_table(v.lists), html_table(v.cells),
-            *[f"<p>{t(line)}</p>" for line in v.notes]]
+            *(html_paragraphs([line]) for line in v.notes)]

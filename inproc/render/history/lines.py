@@ -1,11 +1,11 @@
-"""A history as Markdown (fit for ``$GITHUB_STEP_SUMMARY``): the nights, one line per change, the verdict.
+"""A history's sentences, each written once for every format.
 
 A change reads "256 x 4 Total tok/s −12 % [−15 %, −9 %] from night-5 (vllm 0.33.1, commit
 1a2b3c4), slower against the 4 nights before, confirmed by night-6: <diagnosis>": the cell,
 the metric, the step in its figure with the interval of that step, the first night of the
 new level, the night after it that confirmed it, and what changed in the steps. Outlier
 nights (a night that departed alone), the spread learned per metric, rows without enough
-data and unreadable nights follow.
+data and unreadable nights follow. ``inproc compare``'s diagnoses name a row's step the same way.
 """
 from __future__ import annotations
 
@@ -121,40 +121,3 @@ def left_out(h: History) -> list[str]:
             if why := left_out_reason(e):
                 out.append(f"{cell_text((e.context, e.concurrency))} at {n.label} left out: {why}")
     return out
-
-
-def _nights_table(h: History) -> list[str]:
-    """One row per night: its date, engine and commit, and each cell's first metric (— where not Valid)."""
-    metric = h.settings.compare.metrics[0]
-    cells = sorted({cell for cell, m in h.series if m == metric})
-    head = "| # | Night | Created | Engine | Commit | " + " | ".join(f"{cell_text(c)} {METRICS[metric].unit}" for c in cells)
-    lines = [head + " |", "|---:|---|---|---|---|" + "---:|" * len(cells)]
-    for i, n in enumerate(h.nights):
-        figures = [h.series[(c, metric)][i].figure for c in cells]
-        shown = " | ".join("—" if f is None else f"{f:.4g}" for f in figures)
-        lines.append(f"| {i + 1} | {n.label} | {n.record.created} | {n.record.engine.name} {n.version} | "
-                     f"{n.commit or '—'} | {shown} |")
-    return lines
-
-
-def render_history_markdown(h: History) -> str:
-    """The history's summary: verdict, changes (one line each), outliers and notes, the spread learned, the nights."""
-    first = h.nights[0].record
-    out = [f"## inproc history: {len(h.nights)} nights of {first.profile.name}", "", f"**{verdict_line(h)}**", "",
-           "### Changes", ""]
-    out += [f"- {change_line(h, c)}" for c in h.changes] or ["No change beyond the noise and the threshold."]
-    extra = notes(h)
-    if extra:
-        out += ["", "### Outlier nights and notes", "", *[f"- {n}" for n in extra]]
-    out += ["", "### Spread learned from the nights", "", *[f"- {x}" for x in spread_lines(h)]]
-    out += ["", "<details><summary>Nights</summary>", "", *_nights_table(h), "", "</details>", ""]
-    return "\n".join(out)
-
-
-def render_history_text(h: History) -> str:
-    """The same, plain: verdict, then one line per change, outlier and note, then the spread learned."""
-    out = [verdict_line(h), f"{len(h.nights)} nights: {h.nights[0].label} .. {h.nights[-1].label}"]
-    out += [f"  {change_line(h, c)}" for c in h.changes] or ["  no change beyond the noise and the threshold"]
-    out += [f"  {n}" for n in notes(h)]
-    out += ["Spread learned from the nights:"] + [f"  {x}" for x in spread_lines(h)]
-    return "\n".join(out) + "\n"

@@ -1,18 +1,16 @@
-"""The kernel section of a comparison (``Comparison.kernels``, ``inproc.compare.kernels``): text, Markdown, JSON, HTML.
+"""The kernel section of a comparison (``Comparison.kernels``, ``inproc.compare.kernels``): its view and its JSON.
 
 One line per cell whose runs all have a kernel pass: the categories named, with their
 change per step and interval, and the kernels within them; or that none moved beyond its
-noise. Every category's figures are in the JSON.
+noise. Every category's figures are in the JSON, which no other format shows.
 """
 from __future__ import annotations
 
-import textwrap
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 
 from inproc.compare.kernels import MATERIAL, KernelChange, describe
 from inproc.compare.spread import NIGHT_ALPHA
 from inproc.compare.verdicts import Comparison
-from inproc.render.svg import t
 from inproc.units import cell_key, format_tokens
 
 TITLE = "Kernels: where the step's device time moved"
@@ -22,35 +20,24 @@ RULE = (f"Each kernel category's device time per profiled step, new − baseline
         f"baseline's step time. One run each side names a category only against a stated --run-spread.")
 
 
+@dataclass(frozen=True)
+class KernelsSection:
+    """The section's title, its rule and a line per cell."""
+
+    title: str
+    rule: str
+    lines: tuple[str, ...]
+
+
 def _cell(k: KernelChange) -> str:
     return f"{format_tokens(k.context)} x {k.concurrency}"
 
 
-def lines(c: Comparison) -> list[str]:
-    """One line per cell with a kernel pass on both sides: "256 x 4: the change sits in gemm: …"."""
-    return [f"{_cell(k)}: {describe(k)}" for k in c.kernels]
-
-
-def text_section(c: Comparison) -> str:
-    """The section for a terminal ("" when no cell has a kernel pass on both sides)."""
+def section(c: Comparison) -> KernelsSection | None:
+    """One line per cell with a kernel pass on both sides ("256 x 4: the change sits in gemm: …"); None without one."""
     if not c.kernels:
-        return ""
-    rule = textwrap.fill(RULE, 118, initial_indent="  ", subsequent_indent="  ")
-    return f"\n{TITLE}\n{rule}\n" + "".join(f"  {x}\n" for x in lines(c))
-
-
-def markdown_section(c: Comparison) -> list[str]:
-    """The section's Markdown lines (none when no cell has a kernel pass on both sides)."""
-    if not c.kernels:
-        return []
-    esc = lambda s: s.replace("|", "\\|")
-    return [f"### {TITLE}", "", esc(RULE), ""] + [f"- {esc(x)}" for x in lines(c)] + [""]
-
-
-def html_section(c: Comparison) -> str:
-    if not c.kernels:
-        return ""
-    return (f"<h2>{t(TITLE)}</h2><p>{t(RULE)}</p><ul>" + "".join(f"<li>{t(x)}</li>" for x in lines(c)) + "</ul>")
+        return None
+    return KernelsSection(TITLE, RULE, tuple(f"{_cell(k)}: {describe(k)}" for k in c.kernels))
 
 
 def to_json(c: Comparison) -> list[dict]:

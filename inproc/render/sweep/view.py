@@ -1,18 +1,21 @@
-"""The sweep report (``sweep.md``, ``inproc report DIR``): the variants, then one table per decode cell.
-
-Shared by the Markdown, CSV and HTML renderers: the rows and their texts are built here
-once, from a :class:`~inproc.sweep.summary.SweepSummary`.
+"""The sweep subject's view (``sweep.md``, ``inproc report DIR``): the headline, the variants, the failures, the
+``--graph-sizes`` lists side by side, per decode cell its table, chart and best variant, where speculation pays,
+and the definitions (:class:`SweepView`), built once from a :class:`~inproc.sweep.summary.SweepSummary`; the
+Markdown and HTML arrangements (``formats``, ``page``) place these, so a column added here shows in each of them.
 """
 from __future__ import annotations
 
-import csv
-import io
+from dataclasses import dataclass
 
-from inproc.render import breakeven, fmt
+from inproc import types as st
+from inproc.render import fmt
 from inproc.render.definitions import Definition, definitions, doc
-from inproc.render.markdown import table
+from inproc.render.graphs.sweep_lists import ListsView, lists_view
 from inproc.render.measurements import graph_text
-from inproc.render.graphs.sweep_lists import markdown_section
+from inproc.render.svg import Chart, Series
+from inproc.render.sweep import breakeven
+from inproc.render.sweep.breakeven import PaysView, pays_view
+from inproc.render.writers import Table
 from inproc.sweep import summary as sm
 from inproc.sweep.manifest import DONE
 from inproc.sweep.summary import CellSummary, SweepSummary, VariantCell, VariantSummary
@@ -22,8 +25,6 @@ BEST_MARK = "★"
 DISTURBED_MARK = "~"  # as in the run's matrix (inproc.render.text.DISTURBED)
 CELL_HEAD = ["Variant", "Status", "Total tok/s", "Time between tokens", "TTFT", "CUDA graphs", "Padding", "Reason"]
 VARIANT_HEAD = ["#", "Variant", "Status", "Engine build", "Warm-up", "Graph memory", "Results file"]
-CSV_HEAD = ["Context", "Requests at once", "Variant", "Status", "Best", "Total tok/s", "Time between tokens (ms)",
-            "TTFT (ms)", "CUDA graphs (share of window steps)", "Padding waste (fraction)", "Reason", "Results file"]
 GRAPH_MEMORY_NOTE = ("The device memory CUDA-graph capture took, as the engine reports it; "
                      "— where no graph was captured (a CPU build, eager mode, graphs turned off) or the engine "
                      "does not say (workers in other processes).")
@@ -52,6 +53,18 @@ def cell_verdict(c: CellSummary) -> str:
     tail = (f", {spread:.2f}× the slowest Valid variant" if spread is not None
             else "; spread: — (one Valid variant)")
     return f"Best: {best.name} ({fmt.tok_s(best.total_tok_s)} tok/s){tail}."
+
+
+def cell_chart(c: CellSummary, keys: str) -> Chart:
+    """Total tok/s of each variant (x: the variants in order, labelled by their values); Valid and
+    Requests queued variants as two series, so a queued point is never read as a Valid one."""
+    xs = [r.index for r in c.rows]
+    series = tuple(Series(status, xs, [r.total_tok_s if r.status == status else None for r in c.rows])
+                   for status in (st.VALID, st.QUEUED) if any(r.status == status for r in c.rows))
+    ticks = tuple((r.index, r.label) for r in c.rows)
+    width = max(360, 90 * len(c.rows))
+    return Chart(f"{cell_title(c)}: total tok/s by variant", keys, "total tok/s", series, x_ticks=ticks,
+                 markers=True, width=width, x_range=(min(xs), max(xs)))  # failed variants keep their place
 
 
 def _bytes(v: int | None) -> str:
@@ -94,33 +107,40 @@ def failure_lines(s: SweepSummary) -> list[str]:
     return [f"#{v.index} {v.name}: {v.status}: {v.error or v.record_error}" for v in s.failed]
 
 
-def render_sweep_markdown(s: SweepSummary, with_definitions: bool = True) -> str:
-    """The sweep summary as Markdown (ends with a newline); a terminal gets it without the definitions."""
-    lines = [f"# Sweep: {s.sweep.plan.profile_name}", "", headline(s), "", "## Variants", "",
-             table(VARIANT_HEAD, [variant_values(v) for v in s.variants])]
-    if s.failed:
-        lines += ["", "## Failed variants", "", *[f"- {ln}" for ln in failure_lines(s)]]
-    lines += markdown_section(s.graphs)
-    for c in s.cells:
-        lines += ["", f"## {cell_title(c)}", "", table(CELL_HEAD, [cell_values(r) for r in c.rows]), "",
-                  cell_verdict(c)]
-    lines += breakeven.markdown_lines(s.pays, table)
-    if with_definitions:
-        lines += ["", "## Definitions", "", *[f"- **{d.label}**: {d.text}" for d in sweep_definitions(bool(s.pays))]]
-    return "\n".join(lines) + "\n"
+@dataclass(frozen=True)
+class CellView:
+    """One decode cell: a row per variant (the best marked), its chart, its best variant in one line."""
+
+    title: str
+    table: Table
+    best: tuple[bool, ...]  # per row: the cell's best variant
+    chart: Chart
+    verdict: str
 
 
-def render_sweep_csv(s: SweepSummary) -> str:
-    """One row per cell and variant, numbers unformatted."""
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(CSV_HEAD)
-    files = {v.index: v.file for v in s.variants}
-    for c in s.cells:
-        for r in c.rows:
-            writer.writerow([c.context, c.concurrency, r.name, r.status, "yes" if r.best else "",
-                             *["" if x is None else x for x in (r.total_tok_s, r.tbt_ms, r.ttft_ms)],
-                             graph_text(r.graph_step_share) if r.graph_step_share else "",
-                             "" if r.padding_waste is None else r.padding_waste,
-                             "; ".join(x for x in (r.reason, r.disturbed) if x), files[r.index]])
-    return out.getvalue()
+@dataclass(frozen=True)
+class SweepView:
+    """What every format of the sweep report shows, built once (:func:`sweep_view`)."""
+
+    profile: str
+    headline: str  # what was swept, over what, how it went
+    variants: Table
+    failures: tuple[str, ...]
+    lists: ListsView | None  # the --graph-sizes lists side by side (None without them)
+    cells: tuple[CellView, ...]
+    pays: PaysView | None  # where speculation pays (None without the analysis)
+    definitions: tuple[tuple[str, str], ...]
+
+
+def _cell(c: CellSummary, keys: str) -> CellView:
+    return CellView(cell_title(c), Table(tuple(CELL_HEAD), tuple(tuple(cell_values(r)) for r in c.rows)),
+                    tuple(r.best for r in c.rows), cell_chart(c, keys), cell_verdict(c))
+
+
+def sweep_view(s: SweepSummary) -> SweepView:
+    keys = " · ".join(v.key for v in s.sweep.plan.varies)
+    return SweepView(s.sweep.plan.profile_name, headline(s),
+                     Table(tuple(VARIANT_HEAD), tuple(tuple(variant_values(v)) for v in s.variants)),
+                     tuple(failure_lines(s)), lists_view(s.graphs) if s.graphs is not None else None,
+                     tuple(_cell(c, keys) for c in s.cells), pays_view(s.pays),
+                     tuple((d.label, d.text) for d in sweep_definitions(bool(s.pays))))
