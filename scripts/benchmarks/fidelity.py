@@ -69,12 +69,14 @@ def child(profile: str, c: int, rounds: int, window_steps: int, instruments: boo
         settings = (DRIVER, BARE) + (tuple(s for _, s, _ in INSTRUMENTS) if instruments else ())
         if not sides.kv_switch:
             settings = tuple(s for s in settings if s.kv)
-        windows = run_rounds(sides, settings, rounds, blocks)
+        raw: dict = {}
+        windows = run_rounds(sides, settings, rounds, blocks, raw)
         sides.close()
         return {"c": c, "rounds": rounds, "window_steps": window_steps // blocks * blocks, "blocks": blocks,
                 "engine": engine.info.name,
                 "version": engine.info.version, "event_loop": engine.info.settings.event_loop,
-                "windows": {k: [asdict(w) for w in v] for k, v in windows.items()}}
+                "windows": {k: [asdict(w) for w in v] for k, v in windows.items()},
+                "blocks_raw": {k: [[asdict(b) for b in r] for r in v] for k, v in raw.items()}}
     finally:
         engine.shutdown()
 
@@ -123,6 +125,9 @@ def headline(label: str, res: dict) -> list[str]:
         f"{max(ours[i] / theirs[i] for i in range(len(ours))):.4f}: {verdict(lo, hi, RATIO_TARGET, True)} (>= "
         f"{RATIO_TARGET}); the interval's upper end {'reaches' if hi >= PAIR_FLOOR else 'does not reach'} {PAIR_FLOOR}, "
         f"its lower end {'is' if lo >= PAIR_FLOOR else 'is not'} at or above it",
+        f"{label} C={c}: inside step() (median step, paired by round): driver ÷ bare loop "
+        f"{statistics.median(d['step_median_us'] / b['step_median_us'] for d, b in zip(w['driver'], w['bare'])):.4f} "
+        f"(the engine's own time: inproc runs nothing there but two clock reads)",
         f"{label} C={c}: the driver's own work between steps {cost:.1f} µs [{clo:.1f}, {chi:.1f}] per {step:.0f} µs step "
         f"(between steps: driver {statistics.median(x['between_us'] for x in w['driver']):.1f} µs, bare loop "
         f"{statistics.median(x['between_us'] for x in w['bare']):.1f} µs); implied ratio {1 - cost / step:.4f}"
@@ -177,6 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--blocks", type=int, default=BLOCKS,
                     help=f"blocks each window is cut into, alternated between the settings (default {BLOCKS})")
     ap.add_argument("--generate", action="store_true", help="also the engine's own offline generate (fresh processes)")
+    ap.add_argument("--keep", help="write every C's windows and blocks to this JSON file")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.child:
@@ -201,6 +207,8 @@ def main(argv: list[str] | None = None) -> int:
             label = f"fidelity A/B ({res['engine']} {res['version']}{loop})"
             for line in headline(label, res) + (instrument_lines(label, res) if c in at else []):
                 print(line, flush=True)
+        if a.keep:
+            Path(a.keep).write_text(json.dumps({str(c): r for c, r in by_c.items()}))
         line = growth_line(by_c)
         if line:
             print(line, flush=True)

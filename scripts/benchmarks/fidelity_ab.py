@@ -186,11 +186,13 @@ def pooled(blocks: list[WindowFigures]) -> WindowFigures:
                          float(statistics.mean(b.between_us for b in blocks)), float(statistics.mean(spans)))
 
 
-def rounds(sides: Sides, settings: tuple[Setting, ...], n: int, blocks: int = 1) -> dict[str, list[WindowFigures]]:
+def rounds(sides: Sides, settings: tuple[Setting, ...], n: int, blocks: int = 1,
+           raw: dict[str, list[list[WindowFigures]]] | None = None) -> dict[str, list[WindowFigures]]:
     """``n`` rounds; in each, ``blocks`` blocks of one window per setting, in order, reversed every other block
     (A B B A A B ...), each setting's blocks pooled into the round's window (:func:`pooled`). The engine's step
     time drifts over seconds on a shared machine: short blocks alternated inside a round put both sides on the
-    same stretch of that drift, where whole windows one after the other do not. The windows by setting."""
+    same stretch of that drift, where whole windows one after the other do not. The windows by setting;
+    ``raw``, when given, gets each setting's blocks per round."""
     out: dict[str, list[WindowFigures]] = {s.name: [] for s in settings}
     for r in range(n):
         got: dict[str, list[WindowFigures]] = {s.name: [] for s in settings}
@@ -199,4 +201,6 @@ def rounds(sides: Sides, settings: tuple[Setting, ...], n: int, blocks: int = 1)
                 got[s.name].append(sides.window(s))
         for s in settings:
             out[s.name].append(pooled(got[s.name]))
+            if raw is not None:
+                raw.setdefault(s.name, []).append(got[s.name])
     return out
