@@ -247,3 +247,57 @@ def test_a_step_exactly_three_times_the_median_is_not_slow():
     assert stability(at)["stretch_steps"] == 0
     above = np.r_[np.ones(20), np.full(10, 3.5), np.ones(10)]
     assert stability(above)["stretch_steps"] == 10 and stability(above)["window_steps"] == 40
+
+
+def test_the_window_begins_where_its_first_step_began():
+    """Steps of 2 s and 4 s in turn, back to back from 1,000 s (perf_counter's origin is arbitrary): the window is
+    1,000-1,024 s, its middle 1,012 s, so 4 steps a half and medians of 3 s each (would fail: the window begun at
+    another step's start or end, or its middle at the mean of the ends' absolute times)."""
+    steps = np.array([2.0, 4.0] * 4)
+    assert stability(steps, 1000 + np.cumsum(steps))["half_ratio"] == 1.0
+
+
+def test_a_window_of_one_step_is_read_and_has_no_halves():
+    """One step is a window of one step, with no slow stretch (would fail: one step taken for no steps)."""
+    assert stability(np.array([0.02])) == {"half_ratio": None, "stretch_steps": 0, "window_steps": 1}
+    assert stability(np.array([])) == {"half_ratio": None, "stretch_steps": None, "window_steps": None}
+
+
+def test_a_first_half_of_steps_timed_at_zero_gives_no_ratio():
+    """A clock that did not advance over the first half's steps (0 s each): no ratio, not a division by 0."""
+    got = stability(np.r_[np.zeros(4), np.ones(4)], np.array([1.0, 2, 3, 4, 11, 12, 13, 14]))
+    assert got["half_ratio"] is None and got["window_steps"] == 8
+
+
+def test_a_one_cpu_host_is_judged():
+    """A host of one CPU advances its counters by 1 s a second (would fail: a total of one core taken for one that
+    did not advance)."""
+    host = host_4_cores(host_total_s=1.0 * T, host_busy_s=0.9 * T, host_steal_s=0.0 * T, process_cpu_s=0.5 * T,
+                        children_cpu_s=0.0 * T)
+    got = judge(trace_of(host), 0.0, 10.0)
+    assert got.not_judged == () and got.host_cores == pytest.approx(1.0)
+    assert got.other_cores == pytest.approx(0.4) and got.idle_cores == pytest.approx(0.1)
+    assert got.causes == ("other processes used 0.40 cores of 1 (40 %) during the window",)
+
+
+@pytest.mark.parametrize("reading, said", [
+    # Percentages whose rounding a 1 % error in the scale would move: 49.3 % prints 49, 49.8 % would print 50.
+    (Disturbance(host_cores=2.0, other_cores=0.986, idle_cores=0.0, cpus_cores=2.0, cpus_other_cores=0.986,
+                 cpus_idle_cores=0.0), "other processes used 0.99 cores of 2 (49 %) during the window"),
+    (Disturbance(host_cores=8.0, idle_cores=2.0, freq_share=0.493), "the CPUs ran at 49 % of their maximum frequency"),
+    (Disturbance(stretch_steps=25, window_steps=51), "25 steps in a row (49 % of the window) took over 3× its median"),
+    (Disturbance(steal_share=0.2, cpus_steal_cores=0.2, steady_steal_share=0.1),
+     "the hypervisor took 20.0 % of the engine's CPU time (steal, 0.20 cores) against the run's steady 10.0 % during "
+     "the window"),
+])
+def test_each_causes_percentage_is_its_share_times_a_hundred(reading, said):
+    assert causes(reading) == (said,)
+
+
+def test_the_readings_json_has_exactly_its_fields_with_lists_for_its_tuples():
+    """The results file holds each field once under its own name (no key beside it), tuples written as lists."""
+    got = judge(trace_of(host_4_cores()), 0.0, 10.0)
+    out = got.to_dict()
+    assert set(out) == set(Disturbance.__dataclass_fields__)
+    assert out["causes"] == list(got.causes) and isinstance(out["causes"], list) and len(out["causes"]) == 2
+    assert isinstance(out["gpu_others"], list) and isinstance(out["not_judged"], list)
