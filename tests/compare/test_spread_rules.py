@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 from scipy.special import digamma, polygamma
 
-from inproc.compare.spread import RESOLUTION, Spread, _too_noisy, moderated_spreads, prior
+from inproc.compare.spread import RESOLUTION, Spread, _too_noisy, _trigamma_inverse, moderated_spreads, prior
 
 G = float(np.euler_gamma)
 
@@ -90,3 +90,53 @@ def test_a_moderated_row_is_its_weighted_mean_with_the_prior_and_its_df_are_capp
         assert row.log_sd ** 2 == pytest.approx((d0 * s0 + s) / (d0 + 2), rel=1e-12)
         assert min(s / 2, s0) < row.log_sd ** 2 < max(s / 2, s0)
         assert row.df == 6.0 and row.source == "3 runs, moderated over 3 rows (df 6)"
+
+
+def test_a_row_on_one_degree_of_freedom_is_tested_for_noise_too():
+    """s² = 5,000 on 1 df against s0² = 1 with d0 = 10: F(1, 10)'s 99th percentile is 10.04 (would fail: rows of
+    1 df left out of the test)."""
+    assert _too_noisy(np.array([5000.0, 1.0]), np.array([1.0, 1.0]), 1.0, 10.0).tolist() == [True, False]
+
+
+def test_a_row_exactly_at_the_99th_percentile_is_not_too_noisy():
+    """s² ÷ s0² equal to the quantile itself is within what the common variance allows (would fail: ``>=``)."""
+    q = float(stats.f.ppf(0.99, 1, 10))
+    assert _too_noisy(np.array([q]), np.array([1.0]), 1.0, 10.0).tolist() == [False]
+
+
+def test_a_small_finite_weight_is_used_as_it_is_in_the_noise_test():
+    """d0 = 0.5: F(4, 0.5)'s 99th percentile is far above F(4, ∞)'s (3.3), so a row 100 times the common variance
+    is not too noisy (would fail: d0 up to 1 read as ∞)."""
+    assert float(stats.f.ppf(0.99, 4, 0.5)) > 100 > float(stats.f.ppf(0.99, 4, 1e6))
+    assert _too_noisy(np.array([400.0]), np.array([4.0]), 1.0, 0.5).tolist() == [False]
+    assert _too_noisy(np.array([400.0]), np.array([4.0]), 1.0, math.inf).tolist() == [True]
+
+
+@pytest.mark.parametrize("x", [1e4, 1e5])
+def test_trigammas_inverse_converges_for_rows_that_differ_enormously(x):
+    """y near 1 ÷ x: the stopping rule is on the step relative to y (would fail: the step times y, which stops
+    after one step when y is small)."""
+    y = _trigamma_inverse(x)
+    assert float(polygamma(1, y)) == pytest.approx(x, rel=1e-9)
+
+
+def test_a_moderated_rows_degrees_of_freedom_are_its_own_plus_the_priors_when_under_the_pool():
+    """s² = 1 and 100 on 2 df: d0 = 0.712 (under 1), so each row rests on d0 + 2 = 2.71 df, under the 4 pooled."""
+    s0, d0 = prior(np.array([2.0, 200.0]), np.array([2.0, 2.0]))
+    got = moderated_spreads([2.0, 200.0], [2, 2], "2 rows")
+    assert 0 < d0 < 2 and [g.df for g in got] == [pytest.approx(d0 + 2, rel=1e-12)] * 2
+    assert got[0].source == "2 rows, moderated over 2 rows (df 3)"
+
+
+def test_rows_of_one_degree_of_freedom_are_rows_and_a_spread_on_one_df_is_a_spread():
+    """Three rows of s² = 0.5 on 1 df each agree: pooled over 3 rows on 3 df. A lone row of no spread on 1 df:
+    the resolution on its 1 df (would fail: rows of 1 df not counted, a spread on 1 df dropped)."""
+    got = moderated_spreads([0.5, 0.5, 0.5], [1, 1, 1], "3 runs")
+    assert [g.source for g in got] == ["3 runs, pooled over 3 rows (df 3)"] * 3 and got[0].df == 3.0
+    assert moderated_spreads([0.0], [1], "2 runs") == [Spread(RESOLUTION, 1.0, "2 runs, its own (df 1)")]
+
+
+def test_a_row_with_nothing_to_learn_from_does_not_end_the_list():
+    """The rows after one with no spread still get theirs (would fail: the loop stopped at it)."""
+    got = moderated_spreads([0.0, 0.0], [0, 3], "2 runs")
+    assert got == [None, Spread(RESOLUTION, 3.0, "2 runs, its own (df 3)")]
