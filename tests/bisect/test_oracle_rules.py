@@ -50,6 +50,12 @@ REF_BARE = reference(at(1000, 3), at(500, 3), SPREAD, 1, S)  # no anatomy: no si
 GOOD_RUNS = at(1000, 4, GOOD_A)
 
 
+def carries(d, ratio: float) -> bool:
+    """Every decision carries the change it was made on (the log prints it at each look) and the candidate's
+    signature where its runs and the good ones have an anatomy."""
+    return d.change.ratio == pytest.approx(ratio, rel=1e-12) and d.signature is not None
+
+
 def note_head(ratio: float) -> str:
     low, high = ratio * math.exp(-Z_2 * SE_CAND), ratio * math.exp(Z_2 * SE_CAND)
     return f"tok/s {ratio:.3f}x the good revision's ({low:.3f}–{high:.3f} at {100 * (1 - ALPHA_2):.2f} %, look 2 of 8)"
@@ -87,7 +93,7 @@ def test_no_change_is_no_alarm_and_not_regressed():
 def test_a_candidate_like_the_good_revision_is_good_and_says_its_interval_and_the_mark():
     """At 1,000 tok/s its slowdown interval is ±z·se ≈ ±0.075, inside [0, d_low/2)."""
     d = decide(REF, GOOD_RUNS, at(1000, 2, GOOD_A), SPREAD, 2, S)
-    assert d.verdict == GOOD
+    assert d.verdict == GOOD and carries(d, 1.0)
     assert d.note == note_head(1.0) + f": above half the regression's lower bound, {math.exp(-D_LOW / 2):.3f}x"
     mid, low, high = d.change.slowdown
     assert mid == pytest.approx(0.0, abs=1e-12) and high == pytest.approx(Z_2 * SE_CAND, rel=1e-9)
@@ -97,8 +103,8 @@ def test_a_candidate_like_the_good_revision_is_good_and_says_its_interval_and_th
 def test_a_good_looking_candidate_with_a_run_off_the_good_level_is_not_called():
     """Runs at 1,000·e^±0.2: their mean is the good level, but each lies 0.2 from it, beyond the band
     z₀.₉₉₇₅·σ·√(1 + π/8) ≈ 0.099 (would fail: the check dropped, or made against the bad level)."""
-    d = decide(REF, GOOD_RUNS, spread_at(1000 * math.exp(0.2), 1000 * math.exp(-0.2)), SPREAD, 2, S)
-    assert d.verdict == UNDECIDED
+    d = decide(REF, GOOD_RUNS, spread_at(1000 * math.exp(0.2), 1000 * math.exp(-0.2), a=GOOD_A), SPREAD, 2, S)
+    assert d.verdict == UNDECIDED and carries(d, 1.0)
     assert d.note == note_head(1.0) + (": like the good revision on the whole, but a run of its lies off the good "
                                        "revision's level: not called")
     near = decide(REF, GOOD_RUNS, spread_at(1000 * math.exp(0.05), 1000 * math.exp(-0.05)), SPREAD, 2, S)
@@ -107,8 +113,8 @@ def test_a_good_looking_candidate_with_a_run_off_the_good_level_is_not_called():
 
 def test_a_candidate_surely_faster_than_good_is_not_called():
     """1,300 tok/s: slowdown −0.262, its upper bound −0.262 + 0.075 < 0."""
-    d = decide(REF, GOOD_RUNS, at(1300, 2), SPREAD, 2, S)
-    assert d.verdict == UNDECIDED and d.note == note_head(1.3) + (
+    d = decide(REF, GOOD_RUNS, at(1300, 2, GOOD_A), SPREAD, 2, S)
+    assert d.verdict == UNDECIDED and carries(d, 1.3) and d.note == note_head(1.3) + (
         ": surely faster than the good revision (the machine, or a change of its own): not called")
 
 
@@ -116,7 +122,7 @@ def test_a_candidate_like_the_bad_revision_is_bad_with_the_regressions_signature
     """500 tok/s: slowdown log 2, its lower bound 0.618 > d/2 = 0.347, not beyond the regression's upper bound; its
     runs on the bad level (the good one's less d); the forward time doubled as the regression's did."""
     d = decide(REF, GOOD_RUNS, at(500, 2, BAD_A), SPREAD, 2, S)
-    assert d.verdict == BAD and d.signature is not None and d.signature.same_kind(REF.signature)
+    assert d.verdict == BAD and carries(d, 0.5) and d.signature.same_kind(REF.signature)
     assert d.note == note_head(0.5) + f": below half the regression, {math.exp(-D / 2):.3f}x; {d.signature.describe()}"
     bare = decide(REF_BARE, at(1000, 4), at(500, 2), SPREAD, 2, S)  # no anatomy anywhere: no signature to add
     assert bare.verdict == BAD and bare.signature is None
@@ -134,7 +140,7 @@ def test_a_signature_on_one_side_only_does_not_stop_a_bad_call():
 def test_a_candidate_slow_for_another_reason_is_other():
     """500 tok/s with the host time grown instead of the forward time."""
     d = decide(REF, GOOD_RUNS, at(500, 2, anatomy(0.006, 0.0035)), SPREAD, 2, S)
-    assert d.verdict == OTHER and not d.signature.same_kind(REF.signature)
+    assert d.verdict == OTHER and carries(d, 0.5) and not d.signature.same_kind(REF.signature)
     assert d.note == note_head(0.5) + (f", but another kind of change: {d.signature.describe()} (the regression: "
                                        f"{REF.signature.describe()})")
 
@@ -142,31 +148,34 @@ def test_a_candidate_slow_for_another_reason_is_other():
 def test_a_candidate_surely_slower_than_the_bad_revision_is_not_called():
     """250 tok/s: its lower bound log 4 − 0.075 is past the regression's upper bound log 2 + 0.071."""
     d = decide(REF, GOOD_RUNS, at(250, 2, BAD_A), SPREAD, 2, S)
-    assert d.verdict == UNDECIDED and d.note == note_head(0.25) + (
+    assert d.verdict == UNDECIDED and carries(d, 0.25) and d.note == note_head(0.25) + (
         ": surely slower than the bad revision too (the machine, or another change): not called")
 
 
 def test_a_bad_looking_candidate_is_checked_against_the_good_runs_beside_it():
     """Good runs measured beside it at 600 tok/s (the machine slowed them too): against them its slowdown is
-    log 1.2 = 0.18, lower bound under d/2: not called. Beside it at 1,000: bad."""
+    log 1.2 = 0.18, lower bound under d/2: not called; at 700, log 1.4 = 0.336 ± 0.087: its lower bound is under
+    d/2 = 0.347 though its upper one is not, still not called (would fail: the upper bound read). Beside it at
+    1,000: bad."""
     d = decide(REF, GOOD_RUNS, at(500, 2, BAD_A), SPREAD, 2, S, around=at(600, 2))
-    assert d.verdict == UNDECIDED and d.note == note_head(0.5) + (
+    assert d.verdict == UNDECIDED and carries(d, 0.5) and d.note == note_head(0.5) + (
         ": like the bad revision against the good level, but not against the good runs beside its own (the "
         "machine slowed them too): not called")
+    assert decide(REF, GOOD_RUNS, at(500, 2, BAD_A), SPREAD, 2, S, around=at(700, 2)).verdict == UNDECIDED
     assert decide(REF, GOOD_RUNS, at(500, 2, BAD_A), SPREAD, 2, S, around=at(1000, 2)).verdict == BAD
 
 
 def test_a_bad_looking_candidate_with_a_run_off_the_bad_level_is_not_called():
-    d = decide(REF, GOOD_RUNS, spread_at(500 * math.exp(0.2), 500 * math.exp(-0.2)), SPREAD, 2, S)
-    assert d.verdict == UNDECIDED and d.note == note_head(0.5) + (
+    d = decide(REF, GOOD_RUNS, spread_at(500 * math.exp(0.2), 500 * math.exp(-0.2), a=BAD_A), SPREAD, 2, S)
+    assert d.verdict == UNDECIDED and carries(d, 0.5) and d.note == note_head(0.5) + (
         ": like the bad revision on the whole, but a run of its lies off the bad revision's level: not called")
 
 
 def test_a_candidate_half_way_is_undecided_and_names_the_mark():
     """At e^(−d/2) of the good tok/s (0.707x) its interval [0.272, 0.422] holds both marks."""
     ratio = math.exp(-D / 2)
-    d = decide(REF, GOOD_RUNS, at(1000 * ratio, 2), SPREAD, 2, S)
-    assert d.verdict == UNDECIDED
+    d = decide(REF, GOOD_RUNS, at(1000 * ratio, 2, GOOD_A), SPREAD, 2, S)
+    assert d.verdict == UNDECIDED and carries(d, ratio)
     assert d.note == note_head(ratio) + f": the interval holds half the regression's lower bound, {math.exp(-D_LOW / 2):.3f}x"
 
 
@@ -175,8 +184,8 @@ def test_a_regression_whose_lower_bound_reaches_no_change_calls_nothing():
     not called."""
     weak = reference(at(1000, 3), at(1000 * math.exp(-0.03), 3), SPREAD, 1, S)
     assert weak.at_least < 0
-    d = decide(weak, at(1000, 4), at(1000, 2), SPREAD, 2, S)
-    assert d.verdict == UNDECIDED and d.note.endswith(
+    d = decide(weak, GOOD_RUNS, at(1000, 2, GOOD_A), SPREAD, 2, S)
+    assert d.verdict == UNDECIDED and carries(d, 1.0) and d.note.endswith(
         ": on the runs as they are now the regression's lower bound reaches no change (the machine moved since it "
         "was called): not called")
 
