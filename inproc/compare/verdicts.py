@@ -13,13 +13,11 @@ Verdicts (``VERDICTS``):
 - **insufficient data** — the run-to-run spread cannot be learned: one run each side
   with neither ``--run-spread`` nor ``--max-spread`` (the within-run interval is shown), or too few runs
   for a spread on ``spread.MIN_SPREAD_DF`` degrees of freedom. Never slower.
-- **not run in either** — the plan left the cell out of both runs, for one reason (Over capacity, or
-  Exceeds max model length in both: decided from the engine's capacity before measuring). Nothing
-  was measured on either side and the status did not change, so there is nothing to judge and
-  nothing left unjudged; the verdict line counts them.
-- **not comparable** — the cell is not Valid in both (Looped, Error), or
-  Requests queued with a different number running or waiting, or throttled or disturbed in
-  either run, or the metric has too few samples; never called slower or faster.
+- **not run in either** — Over capacity (or Exceeds max model length) in both, decided from the
+  engine's capacity before measuring: nothing to judge and nothing left unjudged.
+- **not comparable** — the cell is not Valid in both (Looped, Error), or Requests queued with a
+  different number running or waiting, or throttled or disturbed in either run, or the metric has
+  too few samples; never called slower or faster.
 
 A cell Requests queued in both is judged like a Valid one when every run had the same
 number of requests running and waiting (the medians over the window's steps): tok/s and
@@ -54,11 +52,10 @@ from inproc.record.schema import DecodeEntry, RunRecord
 from inproc.units import cell_key
 
 FASTER, SLOWER, NOT_SIGNIFICANT = "faster", "slower", "not significant"
-NOT_COMPARABLE, STATUS_CHANGED, NEW, MISSING = "not comparable", "status changed", "new", "missing"
-NOT_RUN_BOTH = "not run in either"
+NOT_COMPARABLE, STATUS_CHANGED, NEW, MISSING, NOT_RUN_BOTH = ("not comparable", "status changed", "new", "missing",
+                                                               "not run in either")
 VERDICTS = (SLOWER, FASTER, NOT_SIGNIFICANT, INSUFFICIENT, NOT_COMPARABLE, STATUS_CHANGED, NEW, MISSING, NOT_RUN_BOTH)
-#: Statuses the plan gives a cell instead of running it (``inproc.plan.matrix.CellPlan.pre_status``).
-NOT_RUN = (st.OVER_CAPACITY, st.EXCEEDS_MAX_LEN)
+NOT_RUN = (st.OVER_CAPACITY, st.EXCEEDS_MAX_LEN)  # a cell's status when the plan ran it not (``CellPlan.pre_status``)
 INDICATIVE = " (one run each side, against the stated --run-spread)"  # a change of one run against one run
 JUDGED = (SLOWER, FASTER, NOT_SIGNIFICANT, INSUFFICIENT)  # rows whose cells were comparable (the geometric mean's)
 UNDECIDED = (INSUFFICIENT, NOT_COMPARABLE, MISSING)  # rows on which no verdict could be reached
@@ -296,9 +293,7 @@ def compare_runs(base: Sequence[RunRecord], new: Sequence[RunRecord], s: Compare
     for (cell, c), x, alarm in zip(cands, tested, alarms(tested)):
         judged.setdefault(cell, []).append(_judged_row(cell, c, x, alarm, s))
     rows = [r for cell in cells for r in fixed.get(cell, judged.get(cell, []))]
-    geomeans = []
-    for metric in s.metrics:
-        ratios = [r.estimate.ratio for r in rows if r.metric == metric and r.verdict in JUDGED and r.estimate]
-        geomeans.append(GeoMean(metric, geometric_mean(ratios) if ratios else None, len(ratios)))
+    ratios = {m: [r.estimate.ratio for r in rows if r.metric == m and r.verdict in JUDGED and r.estimate] for m in s.metrics}
+    geomeans = [GeoMean(m, geometric_mean(x) if x else None, len(x)) for m, x in ratios.items()]
     return Comparison(_side(base_label, base), _side(new_label, new), s, tuple(rows), allowed, tuple(geomeans),
                       compare_kernels(comparable, s.tests))
