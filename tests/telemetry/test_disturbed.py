@@ -67,7 +67,7 @@ def test_steal_is_told_apart_from_other_processes_and_read_as_a_share_of_the_run
 @pytest.mark.parametrize("share, steady, flagged", [
     (0.0499, None, False),  # just under 5 %, nothing measured before the run
     (0.0501, None, True),  # just over
-    (0.0500, 0.0, True),  # at it: flagged (>=)
+    (0.0500, 0.0, True),  # at it as written: 1.05 − 1 is 0.05000000000000004 in floats, over
     (0.0709, 0.02, False),  # 1.0709 / 1.02 = 1.0499: under, beyond a steady 2 %
     (0.0711, 0.02, True),  # 1.0711 / 1.02 = 1.0501
     (0.2000, 0.20, False),  # a steady 20 % is the run's level, said once as its note
