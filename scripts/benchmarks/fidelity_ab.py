@@ -37,6 +37,7 @@ from inproc.run.driver import DecodeSettings, Driver
 from inproc.run.profiling import DebugSettings
 from inproc.run.watchdog import StepTimeout, StepWatchdog, WatchedEngine
 from inproc.types import RequestSpec
+from scripts.benchmarks.harness import interleaved
 
 
 @dataclass(frozen=True)
@@ -197,7 +198,7 @@ def rounds(sides: Sides, settings: tuple[Setting, ...], n: int, blocks: int = 1,
     for r in range(n):
         got: dict[str, list[WindowFigures]] = {s.name: [] for s in settings}
         for b in range(blocks):
-            for s in settings if (r * blocks + b) % 2 == 0 else settings[::-1]:
+            for s in interleaved(r * blocks + b, settings):
                 got[s.name].append(sides.window(s))
         for s in settings:
             out[s.name].append(pooled(got[s.name]))
