@@ -14,6 +14,7 @@ previous batch's forward, whose graph mode and padding sit on the row before.
 """
 from __future__ import annotations
 
+from bisect import insort
 from dataclasses import dataclass, field
 from typing import Mapping
 
@@ -258,17 +259,18 @@ def slow_figures(steps: StepTrace, w: Window) -> SlowFigures:
 
 
 class OnlineSlow:
-    """The rule applied as a window goes: each step against the window steps of its kind seen before it.
+    """The rule applied as a window goes: each step against every window step of its kind before it.
 
-    :meth:`judge` is called once per window step, in order. A kind's median and MAD are
-    computed again when it has grown by an eighth since they were last computed (at most
-    every step while it is small), so the cost per step stays a few dictionary look-ups.
+    :meth:`judge` is called once per window step, in order, between two engine steps (where
+    the engine has left this code cold in the CPU's caches): each kind keeps its times sorted
+    (``bisect.insort``, a C memmove), so its median is exact at every step and costs an index.
+    The MAD is computed only for a step beyond ``threshold_s(median, 0)``, the lowest limit
+    any MAD gives (the floor): below it no step is slow, and nothing else is computed.
     """
 
     def __init__(self) -> None:
-        self._times: dict[tuple, list[float]] = {}
-        self._rows: dict[tuple, list[int]] = {}
-        self._stats: dict[tuple, tuple[int, float, float]] = {}  # key → (size when computed, median, MAD)
+        self._sorted: dict[tuple, list[float]] = {}  # key → its steps' times, ascending
+        self._rows: dict[tuple, list[int]] = {}  # key → its steps' rows, in window order
 
     def judge(self, row: int, time_s: float, num_decode_reqs: int, num_scheduled_tokens: int,
               graph_mode: int) -> Reference | None:
@@ -277,23 +279,20 @@ class OnlineSlow:
                 ("window",))
         found = None
         for key in keys:
-            if len(self._times.get(key, ())) >= MIN_STEPS:
-                size, med, mad = self._reference_stats(key)
-                if time_s > threshold_s(med, mad):
-                    found = Reference(key[0], np.asarray(self._rows[key][:size]), med, mad)
+            times = self._sorted.get(key)
+            if times is not None and len(times) >= MIN_STEPS:
+                n = len(times)
+                med = times[n // 2] if n % 2 else (times[n // 2 - 1] + times[n // 2]) / 2
+                if time_s > threshold_s(med, 0.0):
+                    mad = float(np.median(np.abs(np.asarray(times) - med)))
+                    if time_s > threshold_s(med, mad):
+                        found = Reference(key[0], np.asarray(self._rows[key]), med, mad)
                 break
         for key in keys:
-            self._times.setdefault(key, []).append(time_s)
-            self._rows.setdefault(key, []).append(row)
+            times = self._sorted.get(key)
+            if times is None:
+                self._sorted[key], self._rows[key] = [time_s], [row]
+            else:
+                insort(times, time_s)
+                self._rows[key].append(row)
         return found
-
-    def _reference_stats(self, key: tuple) -> tuple[int, float, float]:
-        times = self._times[key]
-        size, med, mad = self._stats.get(key, (0, 0.0, 0.0))
-        if len(times) - size >= max(1, size // 8):
-            size = len(times)
-            t = np.asarray(times)
-            med = float(np.median(t))
-            mad = float(np.median(np.abs(t - med)))
-            self._stats[key] = (size, med, mad)
-        return size, med, mad

@@ -2,24 +2,29 @@
 of the driver's per-step instruments on against off.
 
     python scripts/bench.py fidelity [--rounds 9] [--concurrency 1,8,128] [--instruments-at 1] [--blocks 8] [--engine vllm]
-                                     [--generate]
+                                     [--null] [--keep FILE] [--generate]
 
 Per C, one engine is built in a child process and stepped through windows of ``--window-steps`` steps
 (512 at C <= 8, 128 above), one per setting and round; each window is cut into ``--blocks`` blocks (8) that
 alternate between the settings (A B B A ...), so both sides share each stretch of the engine's drifting step
 time (``fidelity_ab``: what a window is and what each side does). Printed per C:
 
-- driver ÷ bare loop, measured tok/s: the ratio of the medians, the pairwise ratios' median with its
-  95 % interval (order statistics) and range; verdict against >= 0.99: met when the interval lies at or
+- driver ÷ bare loop, measured tok/s, by round: the ratio of the medians, the pairwise ratios' median with
+  its 95 % interval (order statistics) and range; verdict against >= 0.99: met when the interval lies at or
   above it, missed when below, else cannot tell; and whether that interval reaches 0.98 (its upper end)
   and lies at or above it (its lower end);
+- the same by block pair (:func:`block_pairs`: each driver block against the bare loop's block run right
+  next to it), rounds × blocks pairs, whose interval of the median is narrower than 9 rounds can give: the
+  verdict this benchmark stands on;
+- with ``--null``, the bare loop against itself in the same blocks (A/A): its interval is what the
+  method resolves on this machine, and one that excludes 1 is a false alarm;
 - the driver's own work between steps (its time outside ``step()`` per window step, less the bare loop's,
   paired by round), with its interval, the ratio it implies over the bare loop's step, and at C = 1 the
   verdict against <= 15 µs; across the C measured together, its growth per request (target <= 1 µs);
-- at the C of ``--instruments-at``: each instrument's cost, paired by round against the driver as a run
-  has it: the share of the step it adds (its change in median time inside ``step()`` plus its change in
-  time between steps, over the bare loop's step; verdict against <= 0.3 %), its change in measured tok/s,
-  and each part in µs, all with intervals.
+- at the C of ``--instruments-at``: each instrument's cost, paired block by block against the driver as a
+  run has it: the share of the step it adds (its change in median time inside ``step()`` plus its change
+  in time between steps, over the bare loop's step; verdict against <= 0.3 %), its change in measured
+  tok/s, and each part in µs, all with intervals.
 
 The pairwise ratio misses nothing the driver does to the steps themselves (caches, memory); the implied
 ratio and the instruments' direct times are steadier on a 2-core machine, where the engine's step time
@@ -53,11 +58,11 @@ BLOCKS = 8
 
 
 def child(profile: str, c: int, rounds: int, window_steps: int, instruments: bool, sets: list[str],
-          blocks: int = 1) -> dict:
+          blocks: int = 1, null: bool = False) -> dict:
     """In the child: build the engine, run the rounds, return every window's figures."""
     from dataclasses import asdict
 
-    from scripts.benchmarks.fidelity_ab import BARE, DRIVER, INSTRUMENTS, Sides
+    from scripts.benchmarks.fidelity_ab import BARE, BARE_AGAIN, DRIVER, INSTRUMENTS, Sides
     from scripts.benchmarks.fidelity_ab import rounds as run_rounds
     from inproc import engines
     from inproc.profiles.spec import load_profile
@@ -66,7 +71,8 @@ def child(profile: str, c: int, rounds: int, window_steps: int, instruments: boo
     engine = engines.build_engine(p.launch)
     try:
         sides = Sides(engine, PROMPT_TOKENS, c, MAX_TOKENS, window_steps // blocks)
-        settings = (DRIVER, BARE) + (tuple(s for _, s, _ in INSTRUMENTS) if instruments else ())
+        settings = ((DRIVER, BARE) + ((BARE_AGAIN,) if null else ())
+                    + (tuple(s for _, s, _ in INSTRUMENTS) if instruments else ()))
         if not sides.kv_switch:
             settings = tuple(s for s in settings if s.kv)
         raw: dict = {}
@@ -82,11 +88,11 @@ def child(profile: str, c: int, rounds: int, window_steps: int, instruments: boo
 
 
 def measure(engine: str, c: int, rounds: int, window_steps: int, instruments: bool, sets: tuple[str, ...],
-            blocks: int = 1) -> dict:
+            blocks: int = 1, null: bool = False) -> dict:
     """One C in a fresh process (the engine built there); its windows' figures."""
     env = dict(os.environ, PYTHONPATH=str(ROOT), VLLM_ENABLE_V1_MULTIPROCESSING="0",
                VLLM_LOGGING_LEVEL="ERROR", PYTHONBREAKPOINT="0")
-    spec = json.dumps([str(PROFILES[engine]), c, rounds, window_steps, instruments, list(sets), blocks])
+    spec = json.dumps([str(PROFILES[engine]), c, rounds, window_steps, instruments, list(sets), blocks, null])
     # As a module from the checkout's root: run as a file, this folder would lead sys.path and its bisect.py
     # would shadow the standard library's (imported by random, statistics, tempfile).
     p = subprocess.run([sys.executable, "-m", "scripts.benchmarks.fidelity", "--child", spec], capture_output=True,
@@ -102,6 +108,36 @@ def interval(xs: list[float]) -> tuple[float, float, float]:
 
     lo, hi = median_interval(xs)
     return statistics.median(xs), lo, hi
+
+
+def block_pairs(res: dict, name: str, key: str = "tok_s", against: str = "bare") -> list[float]:
+    """``name``'s blocks over ``against``'s, block by block (``key``: a ``WindowFigures`` field). In every block
+    the two run one right after the other (``fidelity_ab.rounds``: the settings' order, reversed every other
+    block), so each pair shares its stretch of the engine's drifting step time; a round pools its blocks, so
+    a round's ratio carries the drift between its blocks, and 9 rounds give an interval of the median as wide
+    as their 2nd to 8th values."""
+    raw = res["blocks_raw"]
+    return [a[key] / b[key] for ra, rb in zip(raw[name], raw[against]) for a, b in zip(ra, rb)]
+
+
+def pairs_line(label: str, what: str, ratios: list[float]) -> str:
+    """Block pairs' ratio: their median with its 95 % interval, against >= 0.99 and the 0.98 floor."""
+    med, lo, hi = interval(ratios)
+    return (f"{label}: {what}, block pairs ({len(ratios)}): median {med:.4f}, 95% interval [{lo:.4f}, {hi:.4f}]: "
+            f"{verdict(lo, hi, RATIO_TARGET, True)} (>= {RATIO_TARGET}); its lower end "
+            f"{'is' if lo >= PAIR_FLOOR else 'is not'} at or above {PAIR_FLOOR}")
+
+
+def null_line(label: str, res: dict) -> str | None:
+    """The bare loop against itself in the same blocks (``--null``): the method's own resolution."""
+    from scripts.benchmarks.fidelity_ab import BARE_AGAIN
+
+    if BARE_AGAIN.name not in res["blocks_raw"]:
+        return None
+    med, lo, hi = interval(block_pairs(res, BARE_AGAIN.name))
+    inside = "holds 1 (no difference found, as there is none)" if lo <= 1 <= hi else "excludes 1: a false alarm"
+    return (f"{label} C={res['c']}: A/A, the bare loop against itself, block pairs: median {med:.4f}, 95% interval "
+            f"[{lo:.4f}, {hi:.4f}], {inside}; the driver's interval above is as wide as the machine lets any be")
 
 
 def own_work(res: dict) -> list[float]:
@@ -127,7 +163,9 @@ def headline(label: str, res: dict) -> list[str]:
         f"its lower end {'is' if lo >= PAIR_FLOOR else 'is not'} at or above it",
         f"{label} C={c}: inside step() (median step, paired by round): driver ÷ bare loop "
         f"{statistics.median(d['step_median_us'] / b['step_median_us'] for d, b in zip(w['driver'], w['bare'])):.4f} "
-        f"(the engine's own time: inproc runs nothing there but two clock reads)",
+        f"(the engine's own time: inproc runs nothing there but two clock reads); block pairs: median "
+        f"{statistics.median(block_pairs(res, 'driver', 'step_median_us')):.4f}",
+        pairs_line(f"{label} C={c}", "driver / bare step() loop, measured tok/s", block_pairs(res, "driver")),
         f"{label} C={c}: the driver's own work between steps {cost:.1f} µs [{clo:.1f}, {chi:.1f}] per {step:.0f} µs step "
         f"(between steps: driver {statistics.median(x['between_us'] for x in w['driver']):.1f} µs, bare loop "
         f"{statistics.median(x['between_us'] for x in w['bare']):.1f} µs); implied ratio {1 - cost / step:.4f}"
@@ -137,16 +175,17 @@ def headline(label: str, res: dict) -> list[str]:
 
 
 def instrument_lines(label: str, res: dict) -> list[str]:
-    """Each instrument's cost at one C, paired by round against the driver as a run has it."""
+    """Each instrument's cost at one C, paired block by block against the driver as a run has it."""
     from scripts.benchmarks.fidelity_ab import INSTRUMENTS
 
-    w, out = res["windows"], []
-    step = statistics.median(x["span_us"] for x in w["bare"])
+    raw, out = res["blocks_raw"], []
+    step = statistics.median(x["span_us"] for x in res["windows"]["bare"])
     for name, setting, has_it in INSTRUMENTS:
-        if setting.name not in w:
+        if setting.name not in raw:
             out.append(f"{label} C={res['c']}: {name}: not switchable on this engine (always on, both sides)")
             continue
-        pairs = list(zip(w[setting.name], w["driver"])) if has_it else list(zip(w["driver"], w[setting.name]))
+        on_off = (setting.name, "driver") if has_it else ("driver", setting.name)
+        pairs = [(a, b) for ra, rb in zip(raw[on_off[0]], raw[on_off[1]]) for a, b in zip(ra, rb)]
         inside = [on["step_median_us"] - off["step_median_us"] for on, off in pairs]
         between = [on["between_us"] - off["between_us"] for on, off in pairs]
         share = [(i + b) / step for i, b in zip(inside, between)]
@@ -156,7 +195,8 @@ def instrument_lines(label: str, res: dict) -> list[str]:
         out.append(f"{label} C={res['c']}: {name}: costs {100 * s:.3f} % of the step [{100 * slo:.3f}, {100 * shi:.3f}]: "
                    f"{verdict(slo, shi, INSTRUMENT_SHARE, False)} (<= {100 * INSTRUMENT_SHARE:.1f} %); measured tok/s "
                    f"{100 * t:+.2f} % lower [{100 * tlo:+.2f}, {100 * thi:+.2f}]; inside step() {i:+.1f} µs "
-                   f"[{ilo:+.1f}, {ihi:+.1f}] (median step), between steps {b:+.1f} µs [{blo:+.1f}, {bhi:+.1f}]")
+                   f"[{ilo:+.1f}, {ihi:+.1f}] (median step), between steps {b:+.1f} µs [{blo:+.1f}, {bhi:+.1f}] "
+                   f"({len(pairs)} block pairs)")
     return out
 
 
@@ -182,6 +222,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--blocks", type=int, default=BLOCKS,
                     help=f"blocks each window is cut into, alternated between the settings (default {BLOCKS})")
     ap.add_argument("--generate", action="store_true", help="also the engine's own offline generate (fresh processes)")
+    ap.add_argument("--null", action="store_true",
+                    help="also the bare loop against itself in the same blocks (A/A: what the method can resolve)")
     ap.add_argument("--keep", help="write every C's windows and blocks to this JSON file")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
@@ -202,10 +244,11 @@ def main(argv: list[str] | None = None) -> int:
             if steps // a.blocks < 4:
                 ap.error(f"--blocks {a.blocks}: blocks of {steps // a.blocks} steps at C={c}; give at most {steps // 4}")
             res = by_c[c] = measure(a.engine, c, a.rounds, steps, c in at, variant + (BIG[a.engine] if c > 8 else ()),
-                                    a.blocks)
+                                    a.blocks, a.null)
             loop = f", {res['event_loop']} loop" if res.get("event_loop") else ""
             label = f"fidelity A/B ({res['engine']} {res['version']}{loop})"
-            for line in headline(label, res) + (instrument_lines(label, res) if c in at else []):
+            null = null_line(label, res)
+            for line in headline(label, res) + ([null] if null else []) + (instrument_lines(label, res) if c in at else []):
                 print(line, flush=True)
         if a.keep:
             Path(a.keep).write_text(json.dumps({str(c): r for c, r in by_c.items()}))

@@ -54,6 +54,7 @@ class Setting:
 
 DRIVER = Setting("driver")  # as a run has it: the watchdog (auto), the GC watch, the KV probe; no slow-step watch
 BARE = Setting("bare", bare=True)
+BARE_AGAIN = Setting("bare, again", bare=True)  # the A/A's second side (``fidelity --null``)
 #: (instrument, the setting that differs from DRIVER in it alone, whether that setting has it on).
 INSTRUMENTS = (("step watchdog", Setting("no watchdog", watchdog=False), False),
                ("GC watch", Setting("no GC watch", gc=False), False),

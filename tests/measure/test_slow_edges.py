@@ -209,11 +209,30 @@ def test_online_the_ninth_step_of_a_kind_is_judged_and_one_at_exactly_the_limit_
     assert judge.judge(12, 1.0, 3, 3, 2).kind == "window"
 
 
-def test_online_references_are_recomputed_each_time_the_kind_grows_by_an_eighth():
-    """16 steps of 1/128 s, then slow ones: a kind of 16 to 23 steps is recomputed every second step, so the
-    reference each slow step names holds 16, 16, 18, 18, 20, 20, 22, 22, 24 steps."""
+def test_online_references_hold_every_step_of_the_kind_before_it():
+    """16 steps of 1/128 s, then slow ones: each slow step names a reference of every step of its kind before it,
+    16 to 24 of them (a reference refreshed only now and then names 16, 16, 18, 18, ...)."""
     judge = OnlineSlow()
     for i in range(16):
         judge.judge(i, STEP, 4, 4, 2)
-    sizes = [judge.judge(i, 4 * STEP, 4, 4, 2).rows.size for i in range(16, 25)]
-    assert sizes == [16, 16, 18, 18, 20, 20, 22, 22, 24]
+    refs = [judge.judge(i, 4 * STEP, 4, 4, 2) for i in range(16, 25)]
+    assert [r.rows.tolist() for r in refs] == [list(range(i)) for i in range(16, 25)]
+
+
+def test_online_median_and_mad_are_those_of_the_steps_before_at_every_step():
+    """16 steps of 1/128 s and 16 of 2/128 s: median 1.5/128, MAD 0.5/128, limit 1.5 + 8 × 1.4826 × 0.5 = 7.43
+    (/128). A step of 4.4/128 is under it; one of 7.5/128 is over, and its reference reads those figures. A
+    reference last computed at 28 steps (median and MAD 1/128 and 0, limit 3/128) flags the 4.4/128 one."""
+    def judged_32() -> OnlineSlow:
+        judge = OnlineSlow()
+        for i in range(16):
+            judge.judge(i, STEP, 4, 4, 2)
+        for i in range(16, 32):
+            assert judge.judge(i, 2 * STEP, 4, 4, 2) is None
+        return judge
+
+    assert judged_32().judge(32, 4.4 * STEP, 4, 4, 2) is None
+    ref = judged_32().judge(32, 7.5 * STEP, 4, 4, 2)
+    assert ref is not None and ref.rows.tolist() == list(range(32))
+    assert ref.median_s == pytest.approx(1.5 * STEP) and ref.mad_s == pytest.approx(0.5 * STEP)
+    assert ref.limit_s == pytest.approx(STEP * (1.5 + 8 * 1.4826 * 0.5))
