@@ -156,6 +156,7 @@ class DecodeCell:
     def _loop(self) -> None:
         """Steps until the window (and any profiled steps after it) is done."""
         break_at, after = self.debug.break_at_step, self.after
+        watched = self._advance_watched if self.slow is not None else None  # no call layer when no watch
         closed, last_tick, pass_left = False, -TICK_S, 0
         while True:
             if break_at and not closed and self.open_s is not None and self.window_steps == break_at - 1:
@@ -172,7 +173,7 @@ class DecodeCell:
             elif closed:
                 if after.stepped(i):
                     return
-            elif not self._advance_watched(i, now_s, finished):
+            elif not (self._advance(now_s, finished) if watched is None else watched(i, now_s, finished)):
                 closed = True
                 self.edges.closed(self.t0 + now_s)
                 pass_left = self._next_pass(i)
@@ -280,14 +281,14 @@ class DecodeCell:
         return n
 
     def _advance_watched(self, row: int, now_s: float, finished: int) -> bool:
-        """:meth:`_advance`, then the step handed to the slow-step watch (when one is on)."""
+        """:meth:`_advance`, then the step handed to the slow-step watch (on)."""
         was_open, counted = self.open_s is not None, self.window_steps
         more = self._advance(now_s, finished)
-        if self.slow is not None:
-            if not was_open and self.open_s is not None:
-                self.slow.opened(row)
-            elif self.window_steps > counted:
-                self.slow.stepped(row)
-            if not more:
-                self.slow.closed()
+        slow = self.slow
+        if not was_open and self.open_s is not None:
+            slow.opened(row)
+        elif self.window_steps > counted:
+            slow.stepped(row)
+        if not more:
+            slow.closed()
         return more
