@@ -1,8 +1,10 @@
 """The slow-step rule's edges and words (``inproc.measure.slow``) on step rows whose times are exact binary fractions
 (steps of 1/128 s, slow ones 1/4 s longer), so each threshold can be met exactly and each detail's numbers are known
 by hand: the shares at exactly one half, the KV growth at exactly one block per request, which batches are alike,
-the references' sizes at exactly MIN_STEPS, the window's own rows, the tail figures, and the online rule's cadence."""
+the references' sizes at exactly MIN_STEPS, the window's own rows, the tail figures, and the online rule's references."""
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pytest
@@ -236,3 +238,33 @@ def test_online_median_and_mad_are_those_of_the_steps_before_at_every_step():
     assert ref is not None and ref.rows.tolist() == list(range(32))
     assert ref.median_s == pytest.approx(1.5 * STEP) and ref.mad_s == pytest.approx(0.5 * STEP)
     assert ref.limit_s == pytest.approx(STEP * (1.5 + 8 * 1.4826 * 0.5))
+
+
+def test_online_a_step_at_exactly_a_mad_limit_is_not_slow_and_one_just_above_is():
+    """The 32 steps above (median 1.5/128, MAD 0.5/128): the limit is set by the MAD, not the floor; a step at it
+    exactly is not slow (``>=`` for ``>`` flags it), the next float above is."""
+    limit = threshold_s(1.5 * STEP, 0.5 * STEP)
+    assert limit > 3 * 1.5 * STEP  # beyond the floor: the MAD sets it
+
+    def judged_32() -> OnlineSlow:
+        judge = OnlineSlow()
+        for i in range(32):
+            judge.judge(i, STEP if i < 16 else 2 * STEP, 4, 4, 2)
+        return judge
+
+    assert judged_32().judge(32, limit, 4, 4, 2) is None
+    assert judged_32().judge(32, math.nextafter(limit, math.inf), 4, 4, 2) is not None
+
+
+@pytest.mark.parametrize("n", [9, 10, 17, 24])
+def test_online_reference_reads_the_median_and_mad_of_distinct_times_odd_and_even(n):
+    """Distinct times in shuffled order (odd and even counts): a slow step's reference reads numpy's median and MAD
+    of the steps before it (an index off by one in the sorted times, or the odd count read as even, moves them)."""
+    rng = np.random.default_rng(n)
+    times = list(rng.permutation(np.arange(1, n + 1)) * STEP / 4 + STEP)
+    judge = OnlineSlow()
+    for i, t in enumerate(times):
+        judge.judge(i, float(t), 4, 4, 2)
+    ref = judge.judge(n, 1.0, 4, 4, 2)
+    med = float(np.median(times))
+    assert (ref.median_s, ref.mad_s) == (med, float(np.median(np.abs(np.asarray(times) - med))))
