@@ -261,38 +261,43 @@ def slow_figures(steps: StepTrace, w: Window) -> SlowFigures:
 class OnlineSlow:
     """The rule applied as a window goes: each step against every window step of its kind before it.
 
-    :meth:`judge` is called once per window step, in order, between two engine steps (where
-    the engine has left this code cold in the CPU's caches): each kind keeps its times sorted
-    (``bisect.insort``, a C memmove), so its median is exact at every step and costs an index.
-    The MAD is computed only for a step beyond ``threshold_s(median, 0)``, the lowest limit
-    any MAD gives (the floor): below it no step is slow, and nothing else is computed.
+    :meth:`judge` is called once per window step, in order, between two engine steps (where the
+    engine has left this code cold in the CPU's caches), so it does little: a step of the same
+    batch shape as the one before finds its three kinds without a look-up; each kind keeps its
+    times sorted (``bisect.insort``, a C memmove), so its median is exact at every step for an
+    index; the MAD is computed only for a step beyond ``threshold_s(median, 0)``, the lowest limit
+    any MAD gives (the floor): below it no step is slow.
     """
 
     def __init__(self) -> None:
-        self._sorted: dict[tuple, list[float]] = {}  # key → its steps' times, ascending
-        self._rows: dict[tuple, list[int]] = {}  # key → its steps' rows, in window order
+        self._kinds: dict[tuple, tuple[str, list[float], list[int]]] = {}  # key → (its name, times sorted, rows)
+        self._shape: tuple[int, int, int] | None = None  # the last step's batch shape ...
+        self._its: tuple = ()  # ... and its three kinds, most specific first
 
     def judge(self, row: int, time_s: float, num_decode_reqs: int, num_scheduled_tokens: int,
               graph_mode: int) -> Reference | None:
         """The reference step ``row`` exceeded (it is slow), or None; then count the step under its kinds."""
-        keys = (("shape", num_decode_reqs, num_scheduled_tokens, graph_mode), ("decode batch", num_decode_reqs),
-                ("window",))
+        shape = (num_decode_reqs, num_scheduled_tokens, graph_mode)
+        if shape != self._shape:
+            self._shape, self._its = shape, tuple(self._kind(key) for key in (
+                ("shape",) + shape, ("decode batch", num_decode_reqs), ("window",)))
         found = None
-        for key in keys:
-            times = self._sorted.get(key)
-            if times is not None and len(times) >= MIN_STEPS:
-                n = len(times)
+        for name, times, rows in self._its:
+            n = len(times)
+            if n >= MIN_STEPS:
                 med = times[n // 2] if n % 2 else (times[n // 2 - 1] + times[n // 2]) / 2
                 if time_s > threshold_s(med, 0.0):
                     mad = float(np.median(np.abs(np.asarray(times) - med)))
                     if time_s > threshold_s(med, mad):
-                        found = Reference(key[0], np.asarray(self._rows[key]), med, mad)
+                        found = Reference(name, np.asarray(rows), med, mad)
                 break
-        for key in keys:
-            times = self._sorted.get(key)
-            if times is None:
-                self._sorted[key], self._rows[key] = [time_s], [row]
-            else:
-                insort(times, time_s)
-                self._rows[key].append(row)
+        for _, times, rows in self._its:
+            insort(times, time_s)
+            rows.append(row)
         return found
+
+    def _kind(self, key: tuple) -> tuple[str, list[float], list[int]]:
+        kind = self._kinds.get(key)
+        if kind is None:
+            kind = self._kinds[key] = (key[0], [], [])
+        return kind

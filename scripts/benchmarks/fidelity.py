@@ -5,7 +5,7 @@ of the driver's per-step instruments on against off.
                                      [--null] [--keep FILE] [--generate]
 
 Per C, one engine is built in a child process and stepped through windows of ``--window-steps`` steps
-(512 at C <= 8, 128 above), one per setting and round; each window is cut into ``--blocks`` blocks (8) that
+(512 at C <= 8, 128 above), one per setting and round; each window is cut into ``--blocks`` blocks (16) that
 alternate between the settings (A B B A ...), so both sides share each stretch of the engine's drifting step
 time (``fidelity_ab``: what a window is and what each side does). Printed per C:
 
@@ -54,7 +54,7 @@ VARIANTS = {"vllm": ((),), "transformers": ((),), "sglang": ((), ("disable-overl
 PROMPT_TOKENS, MAX_TOKENS = 32, 384
 RATIO_TARGET, PAIR_FLOOR, OWN_WORK_US, GROWTH_US, INSTRUMENT_SHARE = 0.99, 0.98, 15.0, 1.0, 0.003
 #: Each round's window per setting in this many blocks, alternated (``fidelity_ab.rounds``).
-BLOCKS = 8
+BLOCKS = 16
 
 
 def child(profile: str, c: int, rounds: int, window_steps: int, instruments: bool, sets: list[str],

@@ -60,6 +60,16 @@ def test_gc_and_host_time_of_exactly_half_the_excess_are_the_cause_and_the_detai
     assert got[100] == ("unexplained", "no cause in the step's records: +210.9 ms of the +250.0 ms outside the scheduler")
 
 
+@pytest.mark.parametrize("column", ["update_s", "probe_s"])
+def test_host_time_counts_the_update_and_the_probe_as_the_schedule(column):
+    """125 ms more of the engine's output update (or of inproc's probe) is host time like the schedule's: half the
+    250 ms excess, the cause. Where it entered the sum with the wrong sign, the step would be unexplained."""
+    c = exact()
+    plant(c, 60)
+    c[column][60] += 0.125
+    assert causes(c)[60] == ("host", "scheduler time +125.0 ms of the +250.0 ms")
+
+
 def test_without_host_times_nothing_is_said_about_the_scheduler():
     c = exact(schedule_s=np.full(N, np.nan))
     plant(c, 50)
