@@ -1,7 +1,7 @@
 """Fidelity A/B in one process on one engine: inproc's decode driver against a bare ``step()`` loop, and each
 of the driver's per-step instruments on against off.
 
-    python scripts/bench.py fidelity [--rounds 9] [--concurrency 1,8,128] [--instruments-at 1] [--blocks 8] [--engine vllm]
+    python scripts/bench.py fidelity [--rounds 9] [--concurrency 1,8,128] [--instruments-at 1] [--blocks 16] [--engine vllm]
                                      [--null] [--keep FILE] [--generate]
 
 Per C, one engine is built in a child process and stepped through windows of ``--window-steps`` steps
