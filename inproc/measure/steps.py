@@ -163,6 +163,10 @@ class StepRecorder:
             self._flush()
         return self._n - 1
 
+    def flush(self) -> None:
+        """Make the held steps rows now (as every :data:`HELD_ROWS` steps, or when a row is read)."""
+        self._flush()
+
     def _flush(self) -> None:
         held, self._held = self._held, []
         first = self._n - len(held)

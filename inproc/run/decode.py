@@ -109,6 +109,9 @@ class DecodeCell:
         self.edges = WindowEdges(on_edge)  # at the window's edges: the heap frozen, ``on_edge`` told
         # The steps, and what is looked into besides the figures.
         self.rec = StepRecorder()
+        # The bulk work left when the loop ends (the tokens filed, the rows made of the steps held since the
+        # last time either fell due), timed: a window that holds no such time (a short one) can be charged it.
+        self.held_work_s = 0.0
         self.gc_watch = GcWatch() if record_gc else None
         self.ranges = StepRanges(nvtx(), prompts.context, s.concurrency) if self.debug.nvtx else None
         name = f"ctx{prompts.context}-C{s.concurrency}"
@@ -133,7 +136,10 @@ class DecodeCell:
                         self._loop()
                     finally:
                         watch.longest_step_s = self._longest_step_s()
+            held_from = self.clock()
             self.requests.file_held()
+            self.rec.flush()
+            self.held_work_s = self.clock() - held_from
         finally:
             if gc_watch is not None:
                 gc_watch.stop()

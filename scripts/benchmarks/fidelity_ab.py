@@ -4,7 +4,9 @@ as a run has them (or one of them switched), and a bare ``step()`` loop (``scrip
 Both sides keep the same C requests in flight (a finished request is refilled before the next step)
 and measure the same kind of window: it opens at the end of the first step after which all C requests
 have their first token and holds the next ``window_steps`` steps. Per window: output tokens per second
-over its span (open → end of its last step); the median time inside ``Engine.step()`` (two clock reads
+over its span (open → end of its last step; for the driver, plus the bulk work its cell did when the loop
+ended: the tokens filed and the rows made of the steps held, which a long window holds inside it and a
+block of a few dozen steps does not, charged whole); the median time inside ``Engine.step()`` (two clock reads
 around the call); the time outside it per window step (``inproc.measure.metrics.harness_overhead``
 × span ÷ steps: for the driver, its own work between steps; for the bare loop, reading the clock,
 counting tokens, refilling). Both run their window with the heap frozen where the engine has not frozen
@@ -32,7 +34,7 @@ from dataclasses import dataclass
 
 from inproc.measure import metrics as m
 from inproc.plan.prompts import CellPrompts, PromptFactory
-from inproc.run.decode import heap_frozen
+from inproc.run.decode import DecodeCell, heap_frozen
 from inproc.run.driver import DecodeSettings, Driver
 from inproc.run.profiling import DebugSettings
 from inproc.run.watchdog import StepTimeout, StepWatchdog, WatchedEngine
@@ -109,19 +111,25 @@ class Sides:
         try:
             if s.bare:
                 return bare_window(self.engine, self.prompts(), self.c, self.max_tokens, self.window_steps)
-            driver.record_gc = s.gc
             debug = DebugSettings(break_at_slow_step=True) if s.slow else None
-            trace = driver.decode_cell(self.prompts(), DecodeSettings(self.c, 0.0, self.max_tokens,
-                                                                      window_steps=self.window_steps),
-                                       primed=True, debug=debug)
+            driver.drain()  # as Driver.decode_cell does, the cell kept to read its held work
+            cell = DecodeCell(driver.engine, self.prompts(), DecodeSettings(self.c, 0.0, self.max_tokens,
+                                                                            window_steps=self.window_steps),
+                              driver.ids, driver.clock, debug, record_gc=s.gc)
+            trace = cell.run()
         finally:
             set_kv_probe(self.engine, True)
         w = m.window(trace)
         steps = trace.steps
         inside = (steps.t_end_s - steps.t_start_s)[w.first_step:w.last_step + 1]
-        per_step = w.length_s / self.window_steps
-        return WindowFigures(m.total_tok_s(trace, w), float(statistics.median(inside)) * 1e6,
-                             m.harness_overhead(trace, w) * per_step * 1e6, per_step * 1e6)
+        # The bulk work a block's window holds none of (it falls due every HELD_ROWS steps and HELD_DELTAS
+        # deltas, so in a long window it is inside it), charged to the window whole: it covers its warm-up
+        # and closing steps too, so it is charged a little more than its share.
+        held = cell.held_work_s
+        span = w.length_s + held
+        return WindowFigures(m.total_tok_s(trace, w) * w.length_s / span, float(statistics.median(inside)) * 1e6,
+                             (m.harness_overhead(trace, w) * w.length_s + held) / self.window_steps * 1e6,
+                             span / self.window_steps * 1e6)
 
     def close(self) -> None:
         self.dog.stop()
