@@ -130,16 +130,14 @@ class DecodeCell:
                 self._submit(initial=True)
             if self.watchdog is None:
                 self._loop()
+                self._held_work()
             else:
                 with self.watchdog.watching(self.rec.__len__) as watch:
                     try:
                         self._loop()
+                        self._held_work()
                     finally:
                         watch.longest_step_s = self._longest_step_s()
-            held_from = self.clock()
-            self.requests.file_held()
-            self.rec.flush()
-            self.held_work_s = self.clock() - held_from
         finally:
             if gc_watch is not None:
                 gc_watch.stop()
@@ -209,6 +207,14 @@ class DecodeCell:
         if ranges is not None:
             ranges.pop(i, res)
         return i, res, te - t0
+
+    def _held_work(self) -> None:
+        """The bulk work left when the loop ends, timed (``held_work_s``): the held tokens filed, the held steps
+        made rows (before anything reads a row, which would make them untimed)."""
+        held_from = self.clock()
+        self.requests.file_held()
+        self.rec.flush()
+        self.held_work_s = self.clock() - held_from
 
     def _steps(self):
         """The step rows so far, frozen, with the garbage collector's pauses charged to them."""

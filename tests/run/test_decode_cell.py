@@ -249,3 +249,34 @@ def test_profiled_steps_follow_the_anatomy_pass():
     debug = DebugSettings(profile="torch", profile_steps=2, profile_skip=0)
     eng, trace = run_cell(window_s=10.0, window_steps=4, anatomy_steps=3, debug=debug)
     assert trace.profiled.first_step == trace.anatomy_pass.last_step + 1
+
+
+@pytest.mark.parametrize("watched", [False, True])
+def test_the_bulk_work_left_when_the_loop_ends_is_timed_with_the_rows_made_in_it(monkeypatch, watched):
+    """A short window holds its steps and tokens to the loop's end; that work is timed as ``held_work_s``. Making
+    the held rows is planted to take 1 s of the fake clock: it is inside the timed span with the watchdog on or off
+    (where the watchdog's exit read the rows first, they were made untimed and the span was 0)."""
+    from inproc.measure import steps as st
+    from inproc.run.watchdog import StepTimeout, StepWatchdog, WatchedEngine
+
+    clock = FakeClock()
+    engine = FakeEngine(FakeScript(step_s=STEP_S), clock)
+    flush = st.StepRecorder._flush
+
+    def slow_flush(self):
+        if self._held:
+            clock.advance(1.0)
+        flush(self)
+
+    monkeypatch.setattr(st.StepRecorder, "_flush", slow_flush)
+    dog = StepWatchdog(StepTimeout(), lambda hang: None, None) if watched else None
+    try:
+        stepped = WatchedEngine(engine, dog) if watched else engine
+        prompts = CellPrompts(PromptFactory(1000, 1), 64, 4, "distinct", 8)
+        cell = DecodeCell(stepped, prompts, DecodeSettings(4, 0.0, 50, window_steps=8), itertools.count(1), clock)
+        trace = cell.run()
+    finally:
+        if dog is not None:
+            dog.stop()
+    assert cell.held_work_s == 1.0
+    assert len(trace.steps) == 9  # the first token's step and the 8 window steps: all made rows
