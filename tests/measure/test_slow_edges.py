@@ -278,3 +278,64 @@ def test_online_reference_reads_the_median_and_mad_of_distinct_times_odd_and_eve
     ref = judge.judge(n, 1.0, 4, 4, 2)
     med = float(np.median(times))
     assert (ref.median_s, ref.mad_s) == (med, float(np.median(np.abs(np.asarray(times) - med))))
+
+
+def brute_force_online(steps: list[tuple[float, int, int, int]]) -> list[tuple[str, list[int], float, float] | None]:
+    """The online rule from its definition, step by step: each step against every earlier step of its kind (the same
+    shape; else the same decode batch; else the window) once that kind has 8, slow beyond median + max(8 × 1.4826 ×
+    MAD, 2 × median)."""
+    out = []
+    for i, (t, dec, tok, mode) in enumerate(steps):
+        found = None
+        for name, alike in (("shape", lambda s: s[1:] == (dec, tok, mode)), ("decode batch", lambda s: s[1] == dec),
+                            ("window", lambda s: True)):
+            rows = [j for j in range(i) if alike(steps[j])]
+            if len(rows) >= 8:
+                ts = np.array([steps[j][0] for j in rows])
+                med = float(np.median(ts))
+                mad = float(np.median(np.abs(ts - med)))
+                if t > med + max(8 * 1.4826 * mad, 2 * med):
+                    found = (name, rows, med, mad)
+                break
+        out.append(found)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_online_rule_flags_what_its_definition_flags_with_steps_put_aside(seed):
+    """600 steps: mostly one shape whose time drifts up and down, now and then another shape or batch, slow steps
+    planted, some just past the floor's limit. Every step's verdict, reference rows, median and MAD equal the rule's
+    definition computed from scratch (a bound that let a slow step be put aside, or steps sorted in out of order, or
+    left out, would differ)."""
+    rng = np.random.default_rng(seed)
+    steps = []
+    for i in range(600):
+        base = STEP * (1 + 0.5 * np.sin(i / 40))
+        shape = (4, 4, 2) if rng.random() < 0.9 else ((4, 5, 2) if rng.random() < 0.5 else (3, 3, 1))
+        t = base * (1 + 0.05 * rng.standard_normal())
+        if rng.random() < 0.03:
+            t = base * rng.choice([2.9, 3.1, 3.5, 10.0])
+        steps.append((float(t), *shape))
+    judge = OnlineSlow()
+    got = []
+    for i, (t, dec, tok, mode) in enumerate(steps):
+        ref = judge.judge(i, t, dec, tok, mode)
+        got.append(None if ref is None else (ref.kind, ref.rows.tolist(), ref.median_s, ref.mad_s))
+    want = brute_force_online(steps)
+    assert [g is not None for g in got] == [w is not None for w in want]
+    assert sum(w is not None for w in want) >= 3  # the comparison has slow steps in it
+    for g, w in zip(got, want):
+        if w is not None:
+            assert g[:2] == w[:2] and g[2] == pytest.approx(w[2], rel=1e-12) and g[3] == pytest.approx(w[3], rel=1e-12)
+
+
+def test_online_steps_put_aside_can_lower_the_median_and_a_step_past_the_lowered_limit_is_slow():
+    """21 steps of 1.1/128 s and 20 of 1/128 (median 1.1/128, all 41 sorted in at the 41st), then 10 of 0.9/128, put
+    aside as not slow: they lower the median to 1/128 and the MAD to 0.1/128, so the limit is 3/128. A step of
+    3.2/128 is slow; a bound taken at the median before them (3.3/128) would have put it aside as well."""
+    steps = [(1.1 * STEP, 4, 4, 2)] * 21 + [(STEP, 4, 4, 2)] * 20 + [(0.9 * STEP, 4, 4, 2)] * 10 + [(3.2 * STEP, 4, 4, 2)]
+    judge = OnlineSlow()
+    got = [judge.judge(i, t, d, k, m) for i, (t, d, k, m) in enumerate(steps)]
+    assert [i for i, r in enumerate(got) if r is not None] == [51]
+    assert got[51].median_s == pytest.approx(STEP) and got[51].mad_s == pytest.approx(0.1 * STEP)
+    assert brute_force_online(steps)[51] is not None
