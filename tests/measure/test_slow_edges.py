@@ -339,3 +339,14 @@ def test_online_steps_put_aside_can_lower_the_median_and_a_step_past_the_lowered
     assert [i for i, r in enumerate(got) if r is not None] == [51]
     assert got[51].median_s == pytest.approx(STEP) and got[51].mad_s == pytest.approx(0.1 * STEP)
     assert brute_force_online(steps)[51] is not None
+
+
+def test_online_a_step_is_put_aside_only_under_its_own_shapes_bound():
+    """60 steps of another shape of the same decode batch at 10/128 s, then 20 of this shape at 1/128: this shape's
+    limit is 3/128, its decode batch's median 10/128. A step of 5/128 of this shape is slow (a bound read from the
+    decode batch, 30/128, would put it aside)."""
+    steps = [(10 * STEP, 4, 5, 2)] * 60 + [(STEP, 4, 4, 2)] * 20 + [(5 * STEP, 4, 4, 2)]
+    judge = OnlineSlow()
+    got = [judge.judge(i, t, d, k, m) for i, (t, d, k, m) in enumerate(steps)]
+    assert [i for i, r in enumerate(got) if r is not None] == [80]
+    assert got[80].kind == "shape" and got[80].rows.tolist() == list(range(60, 80))
