@@ -259,7 +259,7 @@ def slow_figures(steps: StepTrace, w: Window) -> SlowFigures:
 
 
 #: Steps the online rule may leave unsorted into their kinds (:class:`OnlineSlow`).
-PENDING = 16
+PENDING = 4
 
 
 class OnlineSlow:
