@@ -351,3 +351,15 @@ def test_online_a_step_is_put_aside_only_under_its_own_shapes_bound():
     got = [judge.judge(i, t, d, k, m) for i, (t, d, k, m) in enumerate(steps)]
     assert [i for i, r in enumerate(got) if r is not None] == [80]
     assert got[80].kind == "shape" and got[80].rows.tolist() == list(range(60, 80))
+
+
+def test_online_no_step_is_put_aside_before_the_kind_has_room_for_the_steps_to_come():
+    """Seven steps of 1/128 s and one of 2/128: the ninth, of 4/128, is judged against a median of 1/128 (limit
+    3/128) and is slow. A bound read before the kind has room below its middle for the steps put aside (at the
+    last place, 2/128, limit 6/128) would have put it aside."""
+    judge = OnlineSlow()
+    for i in range(7):
+        assert judge.judge(i, STEP, 4, 4, 2) is None
+    assert judge.judge(7, 2 * STEP, 4, 4, 2) is None
+    ref = judge.judge(8, 4 * STEP, 4, 4, 2)
+    assert ref is not None and ref.median_s == STEP and ref.rows.tolist() == list(range(8))
