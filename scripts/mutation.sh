@@ -38,13 +38,14 @@ declare -A TESTS=(
   [compare/spread]="tests/compare tests/history"
   [measure/judge]="tests/measure tests/run/test_outcome.py tests/run/test_contract.py tests/compare/test_verdicts.py"
   [measure/slow]="tests/measure tests/run/test_slow_steps.py tests/history/test_tail.py"
+  [measure/slow_online]="tests/measure/test_slow.py tests/measure/test_slow_edges.py tests/run/test_slowwatch.py"
   [plan/capacity]="tests/plan tests/measure/test_kv.py tests/record/test_definitions.py tests/render/test_reference_matrices.py tests/cli/test_cli.py"
   [history/levels]="tests/history"
   [bisect/oracle]="tests/bisect/test_oracle.py tests/bisect/test_oracle_words.py tests/bisect/test_oracle_rules.py tests/bisect/test_disturbed_runs.py"
   [graphs/suggest]="tests/graphs"
 )
 ALL=(telemetry/disturbed kernels/filing compare/verdicts compare/stats compare/spread measure/judge measure/slow
-     plan/capacity history/levels bisect/oracle graphs/suggest)
+     measure/slow_online plan/capacity history/levels bisect/oracle graphs/suggest)
 
 usage_error() { echo "$1" >&2; exit 2; }
 

@@ -4,7 +4,7 @@ A step's time is its ``Engine.step()`` call, start to end (``t_end_s - t_start_s
 
 The rule is :func:`threshold_s`'s docstring, the causes :func:`cause_of`'s (the report quotes both).
 
-Online (``--break-at-slow-step``, ``--profile-slow``: :class:`OnlineSlow`), the same rule
+Online (``--break-at-slow-step``, ``--profile-slow``: ``inproc.measure.slow_online``), the same rule
 judges each window step as it ends, against the window steps of the same kind seen *before*
 it (so a step early in a window, or the first of its kind, can be judged differently than
 from the whole window afterwards).
@@ -14,7 +14,6 @@ previous batch's forward, whose graph mode and padding sit on the row before.
 """
 from __future__ import annotations
 
-from bisect import insort
 from dataclasses import dataclass, field
 from typing import Mapping
 
@@ -256,85 +255,3 @@ def slow_figures(steps: StepTrace, w: Window) -> SlowFigures:
         gc_between_ms=float(between.sum() / 1e6) if (between >= 0).all() else None,
         excess_ms=slow_excess_s(slow, times) * 1e3,
     )
-
-
-#: Steps the online rule may leave unsorted into their kinds (:class:`OnlineSlow`).
-PENDING = 4
-
-
-class OnlineSlow:
-    """The rule applied as a window goes: each step against every window step of its kind before it.
-
-    :meth:`judge` is called once per window step, in order, between two engine steps (where the
-    engine has left this code cold in the CPU's caches), so it does as little as it can:
-
-    - A step of the same batch shape as the one before, no longer than ``_bound``, is not slow
-      whatever the steps not yet sorted in are, and is only put aside (two list appends); every
-      :data:`PENDING` such steps are sorted in together. ``_bound`` is the floor's limit
-      (``threshold_s(m, 0)``, the lowest any MAD gives) of a median ``m`` no larger than the shape
-      kind's true one with up to PENDING more steps in it: adding p steps to n sorted ones moves
-      the lower middle down by at most p places, so ``m`` is the sorted time at (n − 1) // 2 − PENDING.
-    - Any other step sorts in what was put aside, then is judged exactly: each kind keeps its
-      times sorted (``bisect.insort``), its median read at an index; the MAD is computed only for a
-      step beyond the floor's limit, below which no step is slow.
-    """
-
-    def __init__(self) -> None:
-        self._kinds: dict[tuple, tuple[str, list[float], list[int]]] = {}  # key → (its name, times sorted, rows)
-        self._shape: tuple[int, int, int] | None = None  # the last step's batch shape ...
-        self._its: tuple = ()  # ... and its three kinds, most specific first
-        self._bound = -1.0  # a step of that shape no longer than this is not slow (none before the kind is large)
-        self._aside_t: list[float] = []  # steps of that shape put aside: their times ...
-        self._aside_r: list[int] = []  # ... and rows
-
-    def judge(self, row: int, time_s: float, num_decode_reqs: int, num_scheduled_tokens: int,
-              graph_mode: int) -> Reference | None:
-        """The reference step ``row`` exceeded (it is slow), or None; then count the step under its kinds."""
-        shape = (num_decode_reqs, num_scheduled_tokens, graph_mode)
-        if time_s <= self._bound and shape == self._shape:
-            self._aside_t.append(time_s)
-            self._aside_r.append(row)
-            if len(self._aside_r) >= PENDING:
-                self._sort_in()
-            return None
-        self._sort_in()
-        if shape != self._shape:
-            self._shape, self._its = shape, tuple(self._kind(key) for key in (
-                ("shape",) + shape, ("decode batch", num_decode_reqs), ("window",)))
-        found = None
-        for name, times, rows in self._its:
-            n = len(times)
-            if n >= MIN_STEPS:
-                med = times[n // 2] if n % 2 else (times[n // 2 - 1] + times[n // 2]) / 2
-                if time_s > threshold_s(med, 0.0):
-                    mad = float(np.median(np.abs(np.asarray(times) - med)))
-                    if time_s > threshold_s(med, mad):
-                        found = Reference(name, np.asarray(rows), med, mad)
-                break
-        for _, times, rows in self._its:
-            insort(times, time_s)
-            rows.append(row)
-        self._set_bound()
-        return found
-
-    def _sort_in(self) -> None:
-        """The steps put aside, sorted into their shape's kinds in window order; the bound set again."""
-        if self._aside_r:
-            for _, times, rows in self._its:
-                for t in self._aside_t:
-                    insort(times, t)
-                rows.extend(self._aside_r)
-            self._aside_t.clear()
-            self._aside_r.clear()
-            self._set_bound()
-
-    def _set_bound(self) -> None:
-        times = self._its[0][1]  # the shape's own kind: judged against once it has MIN_STEPS, and ever after
-        low = (len(times) - 1) // 2 - PENDING
-        self._bound = threshold_s(times[low], 0.0) if low >= 0 and len(times) >= MIN_STEPS else -1.0
-
-    def _kind(self, key: tuple) -> tuple[str, list[float], list[int]]:
-        kind = self._kinds.get(key)
-        if kind is None:
-            kind = self._kinds[key] = (key[0], [], [])
-        return kind

@@ -29,12 +29,12 @@ on the clock's nanosecond grid: ``inproc.measure.steps.on_ns_grid``):
 The accounting only the step anatomy reads (``Engine.set_anatomy``) is on only in its own pass:
 up to :data:`ANATOMY_STEPS` steps right after the window, same requests (``CellTrace.anatomy_pass``).
 The kernel pass (``inproc.run.kernelpass``, ``CellTrace.kernel_pass``) follows it, then any profiler.
-
 Garbage collection while the window is open, and why: ``inproc.run.window``.
 """
 from __future__ import annotations
 
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
@@ -109,9 +109,7 @@ class DecodeCell:
         self.edges = WindowEdges(on_edge)  # at the window's edges: the heap frozen, ``on_edge`` told
         # The steps, and what is looked into besides the figures.
         self.rec = StepRecorder()
-        # The bulk work left when the loop ends (the tokens filed, the rows made of the steps held since the
-        # last time either fell due), timed: a window that holds no such time (a short one) can be charged it.
-        self.held_work_s = 0.0
+        self.held_work_s = 0.0  # the bulk work left when the loop ends, timed (:meth:`_held_work`)
         self.gc_watch = GcWatch() if record_gc else None
         self.ranges = StepRanges(nvtx(), prompts.context, s.concurrency) if self.debug.nvtx else None
         name = f"ctx{prompts.context}-C{s.concurrency}"
@@ -128,15 +126,12 @@ class DecodeCell:
         try:
             for _ in range(self.s.concurrency):
                 self._submit(initial=True)
-            if self.watchdog is None:
-                self._loop()
-                self._held_work()
-            else:
-                with self.watchdog.watching(self.rec.__len__) as watch:
-                    try:
-                        self._loop()
-                        self._held_work()
-                    finally:
+            with self.watchdog.watching(self.rec.__len__) if self.watchdog is not None else nullcontext() as watch:
+                try:
+                    self._loop()
+                    self._held_work()
+                finally:
+                    if watch is not None:
                         watch.longest_step_s = self._longest_step_s()
         finally:
             if gc_watch is not None:
@@ -209,8 +204,7 @@ class DecodeCell:
         return i, res, te - t0
 
     def _held_work(self) -> None:
-        """The bulk work left when the loop ends, timed (``held_work_s``): the held tokens filed, the held steps
-        made rows (before anything reads a row, which would make them untimed)."""
+        """The held tokens filed, the held steps made rows: timed (``held_work_s``), before anything reads a row."""
         held_from = self.clock()
         self.requests.file_held()
         self.rec.flush()

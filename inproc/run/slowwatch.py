@@ -1,6 +1,6 @@
 """Slow steps while a window runs: a breakpoint right after the first, a profiler trace around it.
 
-The rule is ``inproc.measure.slow``'s, applied online (:class:`~inproc.measure.slow.OnlineSlow`):
+The rule is ``inproc.measure.slow``'s, applied online (:class:`~inproc.measure.slow_online.OnlineSlow`):
 each window step against the window steps of its kind before it, so nothing is flagged
 until a kind has MIN_STEPS steps.
 
@@ -16,7 +16,8 @@ from __future__ import annotations
 import os
 from typing import Callable
 
-from inproc.measure.slow import OnlineSlow, Reference, cause_of
+from inproc.measure.slow import Reference, cause_of
+from inproc.measure.slow_online import OnlineSlow
 from inproc.measure.steps import StepRecorder, StepTrace
 from inproc.measure.trace import ProfiledSteps
 from inproc.run.profiling import DebugSettings

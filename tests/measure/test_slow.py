@@ -10,7 +10,8 @@ import pytest
 
 from inproc.measure import slow
 from inproc.measure.metrics import Window
-from inproc.measure.slow import OnlineSlow, slow_figures, slow_steps
+from inproc.measure.slow import slow_figures, slow_steps
+from inproc.measure.slow_online import OnlineSlow
 from inproc.measure.steps import NO_GC, StepRecorder, StepTrace
 from inproc.run.gcwatch import GcWatch
 from inproc.types import BatchShape, StepResult

@@ -11,7 +11,8 @@ import pytest
 
 from inproc.measure import slow
 from inproc.measure.metrics import Window
-from inproc.measure.slow import OnlineSlow, reference_groups, slow_excess_s, slow_figures, slow_steps, threshold_s
+from inproc.measure.slow import reference_groups, slow_excess_s, slow_figures, slow_steps, threshold_s
+from inproc.measure.slow_online import OnlineSlow
 from inproc.measure.steps import StepTrace
 
 N = 200
