@@ -160,14 +160,11 @@ class StepRecorder:
         self._last = step
         self._n += 1
         if len(held) >= HELD_ROWS:
-            self._flush()
+            self.flush()
         return self._n - 1
 
     def flush(self) -> None:
-        """Make the held steps rows now (as every :data:`HELD_ROWS` steps, or when a row is read)."""
-        self._flush()
-
-    def _flush(self) -> None:
+        """Make the held steps rows now (done every :data:`HELD_ROWS` steps, and whenever a row is read)."""
         held, self._held = self._held, []
         first = self._n - len(held)
         for k, (t_start, t_end, res, gc) in enumerate(held):
@@ -210,7 +207,7 @@ class StepRecorder:
 
     def row(self, i: int) -> dict[str, float | int]:
         """Row ``i`` as recorded so far, by column name (times not yet on the nanosecond grid)."""
-        self._flush()
+        self.flush()
         f, n = self._f[i * _NF:(i + 1) * _NF], self._i[i * _NI:(i + 1) * _NI]
         return {**dict(zip(FLOAT_COLUMNS, f)), **dict(zip(INT_COLUMNS, n))}
 
@@ -219,7 +216,7 @@ class StepRecorder:
 
         ``gc``: the GC columns from the steps' start and end times (as appended, before the grid),
         instead of those appended (``inproc.run.gcwatch.GcWatch.columns``)."""
-        self._flush()
+        self.flush()
         n = self._n
         f = np.frombuffer(self._f, dtype=np.float64).reshape(n, _NF)
         i = np.frombuffer(self._i, dtype=np.int64).reshape(n, _NI)

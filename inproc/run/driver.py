@@ -101,9 +101,14 @@ class Driver:
         ``debug``: NVTX ranges, a breakpoint, and the engine's profiler over steps after the
         window (``inproc.run.profiling``).
         """
+        return self.cell(prompts, s, primed, debug).run()
+
+    def cell(self, prompts: CellPrompts, s: DecodeSettings, primed: bool = False,
+             debug: DebugSettings | None = None) -> DecodeCell:
+        """:meth:`decode_cell`'s cell, ready to run, the engine drained (and primed, unless ``primed``): for a
+        caller that reads the cell itself after :meth:`DecodeCell.run` (its ``held_work_s``)."""
         self.drain()
         if not primed:
             self.prime(prompts, s.temperature)
-        cell = DecodeCell(self.engine, prompts, s, self.ids, self.clock, debug, self.should_stop, self.ticker,
+        return DecodeCell(self.engine, prompts, s, self.ids, self.clock, debug, self.should_stop, self.ticker,
                           self.on_window_edge, self.record_gc)
-        return cell.run()

@@ -116,8 +116,13 @@ def block_pairs(res: dict, name: str, key: str = "tok_s", against: str = "bare")
     block), so each pair shares its stretch of the engine's drifting step time; a round pools its blocks, so
     a round's ratio carries the drift between its blocks, and 9 rounds give an interval of the median as wide
     as their 2nd to 8th values."""
+    return [a[key] / b[key] for a, b in paired_blocks(res, name, against)]
+
+
+def paired_blocks(res: dict, name: str, against: str) -> list[tuple[dict, dict]]:
+    """``name``'s and ``against``'s blocks side by side, round by round, block by block (:func:`block_pairs`)."""
     raw = res["blocks_raw"]
-    return [a[key] / b[key] for ra, rb in zip(raw[name], raw[against]) for a, b in zip(ra, rb)]
+    return [(a, b) for ra, rb in zip(raw[name], raw[against]) for a, b in zip(ra, rb)]
 
 
 def pairs_line(label: str, what: str, ratios: list[float]) -> str:
@@ -184,8 +189,7 @@ def instrument_lines(label: str, res: dict) -> list[str]:
         if setting.name not in raw:
             out.append(f"{label} C={res['c']}: {name}: not switchable on this engine (always on, both sides)")
             continue
-        on_off = (setting.name, "driver") if has_it else ("driver", setting.name)
-        pairs = [(a, b) for ra, rb in zip(raw[on_off[0]], raw[on_off[1]]) for a, b in zip(ra, rb)]
+        pairs = paired_blocks(res, setting.name, "driver") if has_it else paired_blocks(res, "driver", setting.name)
         inside = [on["step_median_us"] - off["step_median_us"] for on, off in pairs]
         between = [on["between_us"] - off["between_us"] for on, off in pairs]
         share = [(i + b) / step for i, b in zip(inside, between)]

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 from inproc.measure import metrics as m
 from inproc.plan.prompts import CellPrompts, PromptFactory
-from inproc.run.decode import DecodeCell, heap_frozen
+from inproc.run.decode import heap_frozen
 from inproc.run.driver import DecodeSettings, Driver
 from inproc.run.profiling import DebugSettings
 from inproc.run.watchdog import StepTimeout, StepWatchdog, WatchedEngine
@@ -111,11 +111,10 @@ class Sides:
         try:
             if s.bare:
                 return bare_window(self.engine, self.prompts(), self.c, self.max_tokens, self.window_steps)
+            driver.record_gc = s.gc
             debug = DebugSettings(break_at_slow_step=True) if s.slow else None
-            driver.drain()  # as Driver.decode_cell does, the cell kept to read its held work
-            cell = DecodeCell(driver.engine, self.prompts(), DecodeSettings(self.c, 0.0, self.max_tokens,
-                                                                            window_steps=self.window_steps),
-                              driver.ids, driver.clock, debug, record_gc=s.gc)
+            cell = driver.cell(self.prompts(), DecodeSettings(self.c, 0.0, self.max_tokens, window_steps=self.window_steps),
+                               primed=True, debug=debug)  # kept, to read its held work
             trace = cell.run()
         finally:
             set_kv_probe(self.engine, True)

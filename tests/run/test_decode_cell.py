@@ -261,14 +261,14 @@ def test_the_bulk_work_left_when_the_loop_ends_is_timed_with_the_rows_made_in_it
 
     clock = FakeClock()
     engine = FakeEngine(FakeScript(step_s=STEP_S), clock)
-    flush = st.StepRecorder._flush
+    flush = st.StepRecorder.flush
 
     def slow_flush(self):
         if self._held:
             clock.advance(1.0)
         flush(self)
 
-    monkeypatch.setattr(st.StepRecorder, "_flush", slow_flush)
+    monkeypatch.setattr(st.StepRecorder, "flush", slow_flush)
     dog = StepWatchdog(StepTimeout(), lambda hang: None, None) if watched else None
     try:
         stepped = WatchedEngine(engine, dog) if watched else engine
