@@ -239,6 +239,8 @@ def main(argv: list[str] | None = None) -> int:
         at = set() if a.instruments_at == "none" else {int(x) for x in a.instruments_at.split(",")}
     except ValueError:
         ap.error(f"bad --concurrency {a.concurrency!r} or --instruments-at {a.instruments_at!r}: give C values like 1,8,128")
+    if a.keep and not Path(a.keep).resolve().parent.is_dir():
+        ap.error(f"bad --keep {a.keep!r}: its folder does not exist (the figures would be measured, then not kept)")
     if a.rounds < 2 or min(cs) < 1 or (a.window_steps is not None and a.window_steps < 1) or a.blocks < 1:
         ap.error("--rounds >= 2, C >= 1, --window-steps >= 1, --blocks >= 1")
     for variant in VARIANTS[a.engine]:
