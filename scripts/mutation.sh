@@ -42,10 +42,11 @@ declare -A TESTS=(
   [plan/capacity]="tests/plan tests/measure/test_kv.py tests/record/test_definitions.py tests/render/test_reference_matrices.py tests/cli/test_cli.py"
   [history/levels]="tests/history"
   [bisect/oracle]="tests/bisect/test_oracle.py tests/bisect/test_oracle_words.py tests/bisect/test_oracle_rules.py tests/bisect/test_disturbed_runs.py"
+  [bisect/signature]="tests/bisect/test_signature.py tests/bisect/test_oracle_rules.py"
   [graphs/suggest]="tests/graphs"
 )
 ALL=(telemetry/disturbed kernels/filing compare/verdicts compare/stats compare/spread measure/judge measure/slow
-     measure/slow_online plan/capacity history/levels bisect/oracle graphs/suggest)
+     measure/slow_online plan/capacity history/levels bisect/oracle bisect/signature graphs/suggest)
 
 usage_error() { echo "$1" >&2; exit 2; }
 

@@ -4,9 +4,12 @@ A change of Total tok/s splits into the terms of :func:`inproc.history.diagnose.
 (tokens per step, forward time, host time, time outside the step). The signature is the
 term that explains the largest share of the change, the CUDA-graph mode most steps ran in
 on each side, whether padding waste moved (beyond :data:`inproc.history.facts.SHARE_POINTS`),
-and, where every run on both sides has a kernel pass, the kernel category the change sits in
-(the largest category named by :mod:`inproc.compare.kernels`'s rule; "" where none is named or
-a side has no pass). Two changes with the same signature are the same kind of change: a
+and, where every run on both sides has a kernel pass, the kernel category the change sits in:
+the largest category named by :mod:`inproc.compare.kernels`'s rule, where its change holds at
+least :data:`KERNEL_SHARE` of the profiled step's change ("" where none is named, where the
+change sits outside the kernels, or where a side has no pass). A category named beside a change
+mostly outside it (a slower host loop that leaves every kernel a little colder) says nothing of
+the change's kind. Two changes with the same signature are the same kind of change: a
 candidate that is slower for another reason (host time where the regression is forward time,
 another graph mode, the GEMMs where the regression is attention) is not the regression being
 bisected. A kernel category is held against another only where both signatures name one.
@@ -23,6 +26,10 @@ from inproc.compare.kernels import cell_change, judge
 from inproc.history.diagnose import median_of, step_terms
 from inproc.history.facts import SHARE_POINTS
 from inproc.record.compact import CellAnatomy
+
+#: A named kernel category is the change's own only where its change per step holds at least this share of the
+#: profiled step's change per step, the same way.
+KERNEL_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -70,13 +77,17 @@ def _padding(base: Sequence[CellAnatomy], new: Sequence[CellAnatomy]) -> str:
 
 
 def _kernel(base: Sequence[CellAnatomy], new: Sequence[CellAnatomy]) -> str:
-    """The named kernel category with the largest change ("" where none is named or a run has no kernel pass)."""
+    """The named kernel category with the largest change, where it holds :data:`KERNEL_SHARE` of the step's change
+    ("" where none does, the step time is not known, or a run has no kernel pass)."""
     b, n = [a.kernels for a in base], [a.kernels for a in new]
     if None in b or None in n:
         return ""
     found = cell_change((0, 0), b, n)
     named = judge([found])[0].named if found is not None else ()
-    return named[0].category if named else ""
+    if not named or found.step_delta_ms is None:
+        return ""
+    top, step = named[0].delta_ms, found.step_delta_ms
+    return named[0].category if top * step > 0 and abs(top) >= KERNEL_SHARE * abs(step) else ""
 
 
 def signature(base: Sequence[CellAnatomy], new: Sequence[CellAnatomy], ratio: float) -> Signature | None:
