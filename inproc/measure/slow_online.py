@@ -11,9 +11,36 @@ from bisect import insort
 import numpy as np
 
 from inproc.measure.slow import MIN_STEPS, Reference, threshold_s
+from inproc.types import GRAPH_MODES, StepResult
 
 #: Steps the online rule may leave unsorted into their kinds (:class:`OnlineSlow`).
 PENDING = 4
+
+
+def batch_kind(res: StepResult) -> tuple[int, int, int]:
+    """A step's batch as the rule's kinds read it as the step ends: (decode requests, scheduled tokens, CUDA-graph
+    mode: known only where the step returned its own batch's forward, -1 otherwise; -1 for anything not reported)."""
+    b, fw = res.batch, res.forward
+    mode = GRAPH_MODES.index(fw.graph_mode) if fw is not None and res.returned_lag == 0 and fw.graph_mode in GRAPH_MODES \
+        else -1
+    return b.num_decode_reqs if b else -1, res.num_scheduled_tokens, mode
+
+
+class _Kind:
+    """One kind's window steps so far: their times, sorted (``times``) but for the ``tail`` not sorted in yet, and
+    their rows in window order."""
+
+    __slots__ = ("name", "times", "tail", "rows")
+
+    def __init__(self, name: str) -> None:
+        self.name, self.times, self.tail, self.rows = name, [], [], []
+
+    def sorted_times(self) -> list[float]:
+        if self.tail:
+            self.times.extend(self.tail)
+            self.times.sort()
+            self.tail.clear()
+        return self.times
 
 
 class OnlineSlow:
@@ -28,15 +55,17 @@ class OnlineSlow:
       (``threshold_s(m, 0)``, the lowest any MAD gives) of a median ``m`` no larger than the shape
       kind's true one with up to PENDING more steps in it: adding p steps to n sorted ones moves
       the lower middle down by at most p places, so ``m`` is the sorted time at (n − 1) // 2 − PENDING.
-    - Any other step sorts in what was put aside, then is judged exactly: each kind keeps its
-      times sorted (``bisect.insort``), its median read at an index; the MAD is computed only for a
-      step beyond the floor's limit, below which no step is slow.
+    - Any other step sorts in what was put aside, then is judged exactly: the shape's kind keeps
+      its times sorted (``bisect.insort``), its median read at an index; the decode batch's kind and
+      the window's take new times unsorted and sort them only when a step is judged against them
+      (a step whose shape has too few steps). The MAD is computed only for a step beyond the floor's
+      limit, below which no step is slow.
     """
 
     def __init__(self) -> None:
-        self._kinds: dict[tuple, tuple[str, list[float], list[int]]] = {}  # key → (its name, times sorted, rows)
+        self._kinds: dict[tuple, _Kind] = {}
         self._shape: tuple[int, int, int] | None = None  # the last step's batch shape ...
-        self._its: tuple = ()  # ... and its three kinds, most specific first
+        self._its: tuple[_Kind, ...] = ()  # ... and its three kinds, most specific first
         self._bound = -1.0  # a step of that shape no longer than this is not slow (none before the kind is large)
         self._aside_t: list[float] = []  # steps of that shape put aside: their times ...
         self._aside_r: list[int] = []  # ... and rows
@@ -56,39 +85,47 @@ class OnlineSlow:
             self._shape, self._its = shape, tuple(self._kind(key) for key in (
                 ("shape",) + shape, ("decode batch", num_decode_reqs), ("window",)))
         found = None
-        for name, times, rows in self._its:
-            n = len(times)
+        for kind in self._its:
+            n = len(kind.times) + len(kind.tail)
             if n >= MIN_STEPS:
+                times = kind.sorted_times()
                 med = times[n // 2] if n % 2 else (times[n // 2 - 1] + times[n // 2]) / 2
                 if time_s > threshold_s(med, 0.0):
                     mad = float(np.median(np.abs(np.asarray(times) - med)))
                     if time_s > threshold_s(med, mad):
-                        found = Reference(name, np.asarray(rows), med, mad)
+                        found = Reference(kind.name, np.asarray(kind.rows), med, mad)
                 break
-        for _, times, rows in self._its:
-            insort(times, time_s)
-            rows.append(row)
+        shape_kind, batch, window = self._its
+        insort(shape_kind.times, time_s)
+        batch.tail.append(time_s)
+        window.tail.append(time_s)
+        for kind in self._its:
+            kind.rows.append(row)
         self._set_bound()
         return found
 
     def _sort_in(self) -> None:
-        """The steps put aside, sorted into their shape's kinds in window order; the bound set again."""
+        """The steps put aside, sorted into their shape's kind (the other two take them unsorted), in window order;
+        the bound set again."""
         if self._aside_r:
-            for _, times, rows in self._its:
-                for t in self._aside_t:
-                    insort(times, t)
-                rows.extend(self._aside_r)
+            times = self._its[0].times
+            for t in self._aside_t:
+                insort(times, t)
+            for kind in self._its:
+                kind.rows.extend(self._aside_r)
+            self._its[1].tail.extend(self._aside_t)
+            self._its[2].tail.extend(self._aside_t)
             self._aside_t.clear()
             self._aside_r.clear()
             self._set_bound()
 
     def _set_bound(self) -> None:
-        times = self._its[0][1]  # the shape's own kind: judged against once it has MIN_STEPS, and ever after
+        times = self._its[0].times  # the shape's own kind (never a tail): judged against once it has MIN_STEPS
         low = (len(times) - 1) // 2 - PENDING
         self._bound = threshold_s(times[low], 0.0) if low >= 0 and len(times) >= MIN_STEPS else -1.0
 
-    def _kind(self, key: tuple) -> tuple[str, list[float], list[int]]:
+    def _kind(self, key: tuple) -> _Kind:
         kind = self._kinds.get(key)
         if kind is None:
-            kind = self._kinds[key] = (key[0], [], [])
+            kind = self._kinds[key] = _Kind(key[0])
         return kind

@@ -148,16 +148,14 @@ class StepRecorder:
         self._f = array("d")
         self._i = array("q")
         self._held: list[tuple[float, float, StepResult, tuple[int, ...]]] = []
-        self._last: tuple[float, float, StepResult, tuple[int, ...]] | None = None
 
     def append(self, t_start: float, t_end: float, res: StepResult, gc: tuple[int, ...] = NO_GC) -> int:
         """Record one step (and the forward of the batch it returned); returns its index.
 
         ``gc``: the step's :data:`GC_INTS`, in their order (inside, then the gap before it);
         :meth:`freeze` can give them for every row at once instead."""
-        held, step = self._held, (t_start, t_end, res, gc)
-        held.append(step)
-        self._last = step
+        held = self._held
+        held.append((t_start, t_end, res, gc))
         self._n += 1
         if len(held) >= HELD_ROWS:
             self.flush()
@@ -193,17 +191,6 @@ class StepRecorder:
 
     def __len__(self) -> int:
         return self._n
-
-    def last_step(self) -> tuple[float, int, int, int]:
-        """The last step appended, as its row reads so far without making it one: (its time in seconds,
-        decode requests, scheduled tokens, CUDA-graph mode: known only when it returned its own batch's
-        forward, -1 otherwise)."""
-        t_start, t_end, res, _ = self._last
-        b, fw = res.batch, res.forward
-        mode = -1
-        if fw is not None and res.returned_lag == 0 and fw.graph_mode in GRAPH_MODES:
-            mode = GRAPH_MODES.index(fw.graph_mode)
-        return t_end - t_start, b.num_decode_reqs if b else -1, res.num_scheduled_tokens, mode
 
     def row(self, i: int) -> dict[str, float | int]:
         """Row ``i`` as recorded so far, by column name (times not yet on the nanosecond grid)."""

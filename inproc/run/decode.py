@@ -161,7 +161,7 @@ class DecodeCell:
             if break_at and not closed and self.open_s is not None and self.window_steps == break_at - 1:
                 window_step = break_at  # noqa: F841 - for the debugger: the window step about to run
                 breakpoint()  # the Nth window step runs next, on this thread (PYTHONBREAKPOINT picks the debugger)
-            i, res, now_s = self._step()
+            i, res, now_s, took = self._step()
             finished = self.requests.file(res, i) if self.open_s is None else self.requests.hold(res, i)
             if pass_left:
                 pass_left -= 1
@@ -172,7 +172,7 @@ class DecodeCell:
             elif closed:
                 if after.stepped(i):
                     return
-            elif not (self._advance(now_s, finished) if watched is None else watched(i, now_s, finished)):
+            elif not (self._advance(now_s, finished) if watched is None else watched(i, now_s, finished, took, res)):
                 closed = True
                 self.edges.closed(self.t0 + now_s)
                 pass_left = self._next_pass(i)
@@ -186,11 +186,11 @@ class DecodeCell:
             for _ in range(finished):
                 self._submit(initial=False)
 
-    def _step(self) -> tuple[int, StepResult, float]:
+    def _step(self) -> tuple[int, StepResult, float, float]:
         """The one place the cell steps the engine: ``Engine.step()`` between two clock reads, recorded.
 
-        Returns the step's row, its result and its end (seconds from the cell's start, before the
-        nanosecond grid the row's ``t_end_s`` is frozen on: :meth:`_advance` puts it there where it matters).
+        Returns the step's row, its result, its end (s from the cell's start, before the nanosecond grid
+        the row's ``t_end_s`` is frozen on: :meth:`_advance` puts it there where it matters) and its time.
         """
         ranges, t0 = self.ranges, self.t0
         if ranges is not None:
@@ -201,7 +201,7 @@ class DecodeCell:
         i = self.rec.append(ts - t0, te - t0, res)
         if ranges is not None:
             ranges.pop(i, res)
-        return i, res, te - t0
+        return i, res, te - t0, te - ts
 
     def _held_work(self) -> None:
         """The held tokens filed, the held steps made rows: timed (``held_work_s``), before anything reads a row."""
@@ -286,15 +286,15 @@ class DecodeCell:
             self._plain_step, self._engine_step = self._engine_step, kernels.wrap(self._engine_step)
         return n
 
-    def _advance_watched(self, row: int, now_s: float, finished: int) -> bool:
-        """:meth:`_advance`, then the step handed to the slow-step watch (on)."""
+    def _advance_watched(self, row: int, now_s: float, finished: int, took: float, res: StepResult) -> bool:
+        """:meth:`_advance`, then the step (its time and result) handed to the slow-step watch (on)."""
         was_open, counted = self.open_s is not None, self.window_steps
         more = self._advance(now_s, finished)
         slow = self.slow
         if not was_open and self.open_s is not None:
             slow.opened(row)
         elif self.window_steps > counted:
-            slow.stepped(row)
+            slow.stepped(row, took, res)
         if not more:
             slow.closed()
         return more

@@ -12,8 +12,9 @@ import pytest
 from inproc.measure import slow
 from inproc.measure.metrics import Window
 from inproc.measure.slow import reference_groups, slow_excess_s, slow_figures, slow_steps, threshold_s
-from inproc.measure.slow_online import OnlineSlow
+from inproc.measure.slow_online import OnlineSlow, batch_kind
 from inproc.measure.steps import StepTrace
+from inproc.types import BatchShape, ForwardStats, StepResult
 
 N = 200
 STEP = 1 / 128  # every step's time, exact in binary
@@ -364,3 +365,18 @@ def test_online_no_step_is_put_aside_before_the_kind_has_room_for_the_steps_to_c
     assert judge.judge(7, 2 * STEP, 4, 4, 2) is None
     ref = judge.judge(8, 4 * STEP, 4, 4, 2)
     assert ref is not None and ref.median_s == STEP and ref.rows.tolist() == list(range(8))
+
+
+@pytest.mark.parametrize("res, kind", [
+    (StepResult((), 3, 0, 24, batch=BatchShape(1, 16, 2, 8), forward=ForwardStats("FULL")), (2, 24, 2)),
+    (StepResult((), 3, 0, 24, batch=BatchShape(1, 16, 2, 8), forward=ForwardStats("PIECEWISE")), (2, 24, 1)),
+    # The forward of a batch formed a step earlier (async scheduling): this step's mode is not known.
+    (StepResult((), 3, 0, 24, batch=BatchShape(1, 16, 2, 8), returned_lag=1, forward=ForwardStats("FULL")), (2, 24, -1)),
+    (StepResult((), 3, 0, 24, batch=BatchShape(1, 16, 2, 8), forward=ForwardStats("eager?")), (2, 24, -1)),
+    (StepResult((), 3, 0, 24, batch=BatchShape(1, 16, 2, 8)), (2, 24, -1)),
+    (StepResult((), 3, 0, 7), (-1, 7, -1)),  # no batch shape reported
+])
+def test_a_steps_kind_as_the_online_rule_reads_it(res, kind):
+    """Fails on a mode read from a forward the step did not form, a mode index off by one, or the decode
+    requests read from another field of the batch (prefill requests, decode tokens)."""
+    assert batch_kind(res) == kind

@@ -63,7 +63,7 @@ def test_held_rows_become_the_same_rows_across_flushes_with_forwards_filed_to_ea
                          kv_used_blocks=i)
         rec.append(i * 0.01, i * 0.01 + 0.005, res)
         if i == HELD_ROWS + 3:
-            assert rec.row(i - 1)["num_running"] == i - 1 and rec.last_step()[1] == i % 5
+            assert rec.row(i - 1)["num_running"] == i - 1
     t = rec.freeze()
     assert len(t) == n and t.num_running.tolist() == list(range(n)) and t.kv_used_blocks.tolist() == list(range(n))
     assert t.flops[:-1].tolist() == [float(i) for i in range(n - 1)] and np.isnan(t.flops[-1])
