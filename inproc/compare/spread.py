@@ -172,7 +172,7 @@ def moderated_spreads(ss: Sequence[float], df: Sequence[int], what: str) -> list
     rows = int(((df_a > 0) & ~own).sum())
     out: list[Spread | None] = []
     for s, d, alone in zip(ss_a, df_a, own):
-        if (math.isnan(s0) or alone) and d == 0:
+        if d == 0 and (math.isnan(s0) or alone or d0 == 0):  # no df of its own, none from a prior: no spread
             out.append(None)
             continue
         if alone or d0 == 0 or math.isnan(s0):
