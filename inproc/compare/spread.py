@@ -182,7 +182,7 @@ def moderated_spreads(ss: Sequence[float], df: Sequence[int], what: str) -> list
         else:
             var, dof, how = (d0 * s0 + s) / (d0 + d), min(d0 + d, pooled_df), f"moderated over {rows} rows"
         sd = max(math.sqrt(max(var, 0.0)), RESOLUTION)
-        out.append(Spread(sd, float(dof), f"{what}, {how} (df {dof:.0f})") if dof > 0 else None)
+        out.append(Spread(sd, float(dof), f"{what}, {how} (df {dof:.0f})"))  # dof > 0: d, or a prior's rows' (d0 > 0)
     return out
 
 
