@@ -95,18 +95,14 @@ class OnlineSlow:
                     if time_s > threshold_s(med, mad):
                         found = Reference(kind.name, np.asarray(kind.rows), med, mad)
                 break
-        shape_kind, batch, window = self._its
-        insort(shape_kind.times, time_s)
-        batch.tail.append(time_s)
-        window.tail.append(time_s)
-        for kind in self._its:
-            kind.rows.append(row)
-        self._set_bound()
+        self._aside_t.append(time_s)  # counted as the steps put aside are: nothing was aside before it
+        self._aside_r.append(row)
+        self._sort_in()
         return found
 
     def _sort_in(self) -> None:
-        """The steps put aside, sorted into their shape's kind (the other two take them unsorted), in window order;
-        the bound set again."""
+        """The steps put aside (or the one just judged), sorted into their shape's kind (the other two take them
+        unsorted), in window order; the bound set again."""
         if self._aside_r:
             times = self._its[0].times
             for t in self._aside_t:
