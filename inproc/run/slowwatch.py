@@ -17,7 +17,7 @@ import os
 from typing import Callable
 
 from inproc.measure.slow import Reference, cause_of
-from inproc.measure.slow_online import OnlineSlow, batch_kind
+from inproc.measure.slow_online import OnlineSlow
 from inproc.measure.steps import StepRecorder, StepTrace
 from inproc.measure.trace import ProfiledSteps
 from inproc.run.profiling import DebugSettings
@@ -46,7 +46,7 @@ class SlowWatch:
     def stepped(self, row: int, time_s: float, res: StepResult) -> None:
         """Window step ``row`` has been recorded (it took ``time_s``, returned ``res``): judge it, then break and
         profile as asked. Its row is made later, in bulk: the rule reads the step as it ends."""
-        ref = self.online.judge(row, time_s, *batch_kind(res))
+        ref = self.online.judge(row, time_s, res)
         if ref is not None and self.first_slow is None:
             self.first_slow = row
             if self.debug.break_at_slow_step:

@@ -19,6 +19,10 @@ from inproc.types import BatchShape, StepResult
 N = 200
 
 
+def as_kind(kind):
+    return kind  # these tests hand the online rule each step's kind itself
+
+
 def rows(n: int = N, seed: int = 0, **cols) -> dict[str, np.ndarray]:
     """``n`` decode steps of 4 requests, ~10 ms each with 2 % jitter, every column known."""
     rng = np.random.default_rng(seed)
@@ -120,8 +124,8 @@ def test_online_judging_agrees_with_the_window_once_a_kind_has_enough_steps():
         slow_down(c, row, 0.2)
     slow_down(c, 3, 0.2)  # before its kind has MIN_STEPS steps: not judged online
     trace = StepTrace.of(**c)
-    judge = OnlineSlow()
-    online = [i for i in range(N) if judge.judge(i, float(trace.t_end_s[i] - trace.t_start_s[i]), 4, 4, 2) is not None]
+    judge = OnlineSlow(as_kind)
+    online = [i for i in range(N) if judge.judge(i, float(trace.t_end_s[i] - trace.t_start_s[i]), (4, 4, 2)) is not None]
     assert online == [20, 120]
     assert [s.row for s in slow_steps(trace, window())] == [3, 20, 120]
 

@@ -21,6 +21,10 @@ STEP = 1 / 128  # every step's time, exact in binary
 HOST = 2 ** -10 + 2 ** -11 + 2 ** -12  # schedule + update + probe of every step, exact too
 
 
+def as_kind(kind):
+    return kind  # these tests hand the online rule each step's kind itself
+
+
 def exact(n: int = N, **cols) -> dict[str, np.ndarray]:
     """``n`` identical decode steps of 4 requests (FULL graphs, 4 tokens), starting every 1/64 s."""
     start = np.arange(n) / 64
@@ -211,25 +215,25 @@ def test_online_the_ninth_step_of_a_kind_is_judged_and_one_at_exactly_the_limit_
     """Eight steps of 1/128 s: the ninth is judged, a 1 s one is slow (``>`` for ``>=`` on the count waits for a
     tenth). Then 3/128 s is the limit exactly (median 1/128, MAD 0, floor 2) and is not slow; a nanosecond more is,
     against the 10 rows of the shape so far."""
-    judge = OnlineSlow()
-    assert [judge.judge(i, STEP, 4, 4, 2) for i in range(8)] == [None] * 8
-    ninth = judge.judge(8, 1.0, 4, 4, 2)
+    judge = OnlineSlow(as_kind)
+    assert [judge.judge(i, STEP, (4, 4, 2)) for i in range(8)] == [None] * 8
+    ninth = judge.judge(8, 1.0, (4, 4, 2))
     assert (ninth.kind, ninth.rows.tolist(), ninth.median_s, ninth.mad_s) == ("shape", list(range(8)), STEP, 0.0)
-    assert judge.judge(9, 3 * STEP, 4, 4, 2) is None
-    ref = judge.judge(10, 3 * STEP + 1e-9, 4, 4, 2)
+    assert judge.judge(9, 3 * STEP, (4, 4, 2)) is None
+    ref = judge.judge(10, 3 * STEP + 1e-9, (4, 4, 2))
     assert (ref.kind, ref.rows.tolist(), ref.median_s, ref.mad_s) == ("shape", list(range(10)), STEP, 0.0)
     # A new shape of the same decode batch is judged against the batch, a new batch against the window.
-    assert judge.judge(11, 1.0, 4, 5, 2).kind == "decode batch"
-    assert judge.judge(12, 1.0, 3, 3, 2).kind == "window"
+    assert judge.judge(11, 1.0, (4, 5, 2)).kind == "decode batch"
+    assert judge.judge(12, 1.0, (3, 3, 2)).kind == "window"
 
 
 def test_online_references_hold_every_step_of_the_kind_before_it():
     """16 steps of 1/128 s, then slow ones: each slow step names a reference of every step of its kind before it,
     16 to 24 of them (a reference refreshed only now and then names 16, 16, 18, 18, ...)."""
-    judge = OnlineSlow()
+    judge = OnlineSlow(as_kind)
     for i in range(16):
-        judge.judge(i, STEP, 4, 4, 2)
-    refs = [judge.judge(i, 4 * STEP, 4, 4, 2) for i in range(16, 25)]
+        judge.judge(i, STEP, (4, 4, 2))
+    refs = [judge.judge(i, 4 * STEP, (4, 4, 2)) for i in range(16, 25)]
     assert [r.rows.tolist() for r in refs] == [list(range(i)) for i in range(16, 25)]
 
 
@@ -238,15 +242,15 @@ def test_online_median_and_mad_are_those_of_the_steps_before_at_every_step():
     (/128). A step of 4.4/128 is under it; one of 7.5/128 is over, and its reference reads those figures. A
     reference last computed at 28 steps (median and MAD 1/128 and 0, limit 3/128) flags the 4.4/128 one."""
     def judged_32() -> OnlineSlow:
-        judge = OnlineSlow()
+        judge = OnlineSlow(as_kind)
         for i in range(16):
-            judge.judge(i, STEP, 4, 4, 2)
+            judge.judge(i, STEP, (4, 4, 2))
         for i in range(16, 32):
-            assert judge.judge(i, 2 * STEP, 4, 4, 2) is None
+            assert judge.judge(i, 2 * STEP, (4, 4, 2)) is None
         return judge
 
-    assert judged_32().judge(32, 4.4 * STEP, 4, 4, 2) is None
-    ref = judged_32().judge(32, 7.5 * STEP, 4, 4, 2)
+    assert judged_32().judge(32, 4.4 * STEP, (4, 4, 2)) is None
+    ref = judged_32().judge(32, 7.5 * STEP, (4, 4, 2))
     assert ref is not None and ref.rows.tolist() == list(range(32))
     assert ref.median_s == pytest.approx(1.5 * STEP) and ref.mad_s == pytest.approx(0.5 * STEP)
     assert ref.limit_s == pytest.approx(STEP * (1.5 + 8 * 1.4826 * 0.5))
@@ -259,13 +263,13 @@ def test_online_a_step_at_exactly_a_mad_limit_is_not_slow_and_one_just_above_is(
     assert limit > 3 * 1.5 * STEP  # beyond the floor: the MAD sets it
 
     def judged_32() -> OnlineSlow:
-        judge = OnlineSlow()
+        judge = OnlineSlow(as_kind)
         for i in range(32):
-            judge.judge(i, STEP if i < 16 else 2 * STEP, 4, 4, 2)
+            judge.judge(i, STEP if i < 16 else 2 * STEP, (4, 4, 2))
         return judge
 
-    assert judged_32().judge(32, limit, 4, 4, 2) is None
-    assert judged_32().judge(32, math.nextafter(limit, math.inf), 4, 4, 2) is not None
+    assert judged_32().judge(32, limit, (4, 4, 2)) is None
+    assert judged_32().judge(32, math.nextafter(limit, math.inf), (4, 4, 2)) is not None
 
 
 @pytest.mark.parametrize("n", [9, 10, 17, 24])
@@ -274,10 +278,10 @@ def test_online_reference_reads_the_median_and_mad_of_distinct_times_odd_and_eve
     of the steps before it (an index off by one in the sorted times, or the odd count read as even, moves them)."""
     rng = np.random.default_rng(n)
     times = list(rng.permutation(np.arange(1, n + 1)) * STEP / 4 + STEP)
-    judge = OnlineSlow()
+    judge = OnlineSlow(as_kind)
     for i, t in enumerate(times):
-        judge.judge(i, float(t), 4, 4, 2)
-    ref = judge.judge(n, 1.0, 4, 4, 2)
+        judge.judge(i, float(t), (4, 4, 2))
+    ref = judge.judge(n, 1.0, (4, 4, 2))
     med = float(np.median(times))
     assert (ref.median_s, ref.mad_s) == (med, float(np.median(np.abs(np.asarray(times) - med))))
 
@@ -318,10 +322,10 @@ def test_online_rule_flags_what_its_definition_flags_with_steps_put_aside(seed):
         if rng.random() < 0.03:
             t = base * rng.choice([2.9, 3.1, 3.5, 10.0])
         steps.append((float(t), *shape))
-    judge = OnlineSlow()
+    judge = OnlineSlow(as_kind)
     got = []
     for i, (t, dec, tok, mode) in enumerate(steps):
-        ref = judge.judge(i, t, dec, tok, mode)
+        ref = judge.judge(i, t, (dec, tok, mode))
         got.append(None if ref is None else (ref.kind, ref.rows.tolist(), ref.median_s, ref.mad_s))
     want = brute_force_online(steps)
     assert [g is not None for g in got] == [w is not None for w in want]
@@ -337,11 +341,57 @@ def test_online_steps_put_aside_can_lower_the_median_and_a_step_past_the_lowered
     to 0.1/128 (limit 3/128): a step of 3.2/128 is slow, whenever the steps put aside were sorted in."""
     steps = ([(1.1 * STEP, 4, 4, 2)] * 21 + [(STEP, 4, 4, 2)] * 19 + [(0.9 * STEP, 4, 4, 2)] * 3
              + [(3.2 * STEP, 4, 4, 2)])
-    judge = OnlineSlow()
-    got = [judge.judge(i, t, d, k, m) for i, (t, d, k, m) in enumerate(steps)]
+    judge = OnlineSlow(as_kind)
+    got = [judge.judge(i, t, (d, k, m)) for i, (t, d, k, m) in enumerate(steps)]
     want = brute_force_online(steps)
     assert [i for i, r in enumerate(got) if r is not None] == [i for i, r in enumerate(want) if r is not None]
     assert got[-1] is not None and got[-1].median_s == pytest.approx(want[-1][2])
+
+
+def test_online_a_long_kind_puts_more_steps_aside_and_its_bound_leaves_room_for_all_of_them():
+    """1,070 steps of 1.1/128 s, 930 of 1/128 and one of 3.05/128 (past three times the shortest, so every step is
+    sorted in to judge it; not slow against a median of 1.1/128): the kind's lower middle is 1.1/128, and so is the
+    place 64 below it. Then 160 of 0.9/128 (a window of 2,000 steps puts up to one in eight of them aside), which
+    lower the median to 1/128 and the limit to 3/128: a step of 3.2/128 is slow. A bound read 64 places below the
+    middle (room for 64 steps put aside, not 160) is 3.3/128 and would put it aside."""
+    a = (4, 4, 2)
+    steps = [(1.1 * STEP, *a)] * 1070 + [(STEP, *a)] * 930 + [(3.05 * STEP, *a)] + [(0.9 * STEP, *a)] * 160 \
+        + [(3.2 * STEP, *a)]
+    judge = OnlineSlow(as_kind)
+    got = [judge.judge(i, t, (d, k, m)) for i, (t, d, k, m) in enumerate(steps)]
+    assert [i for i, r in enumerate(got) if r is not None] == [2161]
+    ref = got[-1]
+    assert ref.kind == "shape" and ref.median_s == STEP and ref.mad_s == pytest.approx(0.1 * STEP)
+    assert ref.rows.tolist() == list(range(2161))
+
+
+def test_online_a_step_is_put_aside_by_its_time_only_under_three_times_the_shortest_step():
+    """20 steps of one shape at 10/128 s, then 12 of another at 1/128, put aside by their time alone (each under
+    three times the shortest step so far). A step of that other shape at 3.5/128 is slow (its shape's median is
+    1/128, its limit 3/128); one at exactly 3/128 is not. A time-only bound read from anything but the shortest
+    step (the window's median: 30/128; the first steps: 30/128) would put the slow one aside unjudged."""
+    steps = [(10 * STEP, 4, 4, 2)] * 20 + [(STEP, 2, 2, 2)] * 12 + [(3 * STEP, 2, 2, 2), (3.5 * STEP, 2, 2, 2)]
+    judge = OnlineSlow(as_kind)
+    got = [judge.judge(i, t, (d, k, m)) for i, (t, d, k, m) in enumerate(steps)]
+    assert [i for i, r in enumerate(got) if r is not None] == [33]
+    assert got[33].kind == "shape" and got[33].median_s == STEP and got[33].rows.tolist() == list(range(20, 33))
+
+
+def test_online_kinds_are_read_only_for_steps_the_time_does_not_tell():
+    """200 steps of one shape at 1/128 s: their kinds are read only when the steps put aside are sorted in, each
+    once; a step past three times the shortest is read as it comes (and judged: slow), 201 reads in all. Reading
+    each step's kind as it comes, and again when it is sorted in, would read more."""
+    reads = []
+
+    def counted(kind):
+        reads.append(kind)
+        return kind
+
+    judge = OnlineSlow(counted)
+    for i in range(200):
+        assert judge.judge(i, STEP, (4, 4, 2)) is None
+    assert judge.judge(200, 3.5 * STEP, (4, 4, 2)) is not None
+    assert len(reads) == 200 + 1
 
 
 def test_online_a_step_is_put_aside_only_under_its_own_shapes_bound():
@@ -349,21 +399,35 @@ def test_online_a_step_is_put_aside_only_under_its_own_shapes_bound():
     limit is 3/128, its decode batch's median 10/128. A step of 5/128 of this shape is slow (a bound read from the
     decode batch, 30/128, would put it aside)."""
     steps = [(10 * STEP, 4, 5, 2)] * 60 + [(STEP, 4, 4, 2)] * 20 + [(5 * STEP, 4, 4, 2)]
-    judge = OnlineSlow()
-    got = [judge.judge(i, t, d, k, m) for i, (t, d, k, m) in enumerate(steps)]
+    judge = OnlineSlow(as_kind)
+    got = [judge.judge(i, t, (d, k, m)) for i, (t, d, k, m) in enumerate(steps)]
     assert [i for i, r in enumerate(got) if r is not None] == [80]
     assert got[80].kind == "shape" and got[80].rows.tolist() == list(range(60, 80))
+
+
+def test_online_a_step_past_three_shortest_is_put_aside_only_under_its_own_shapes_bound():
+    """One step of 1/128 s first (three times it, 3/128, puts no later step aside by its time). Then 700 of another
+    shape of the same decode batch at 10/128 and 300 of this shape at 9/128, its first 8 judged against the decode
+    batch, the last ones put aside under this shape's bound. This shape's limit is 27/128: a step of 29/128 is
+    slow. A bound read from the decode batch's times (7 in 10 at 10/128; the place an eighth of the window below
+    their middle too: 30/128) would put it aside."""
+    steps = [(STEP, 2, 2, 2)] + [(10 * STEP, 4, 5, 2)] * 700 + [(9 * STEP, 4, 4, 2)] * 300 + [(29 * STEP, 4, 4, 2)]
+    judge = OnlineSlow(as_kind)
+    got = [judge.judge(i, t, (d, k, m)) for i, (t, d, k, m) in enumerate(steps)]
+    assert [i for i, r in enumerate(got) if r is not None] == [1001]
+    ref = got[1001]
+    assert ref.kind == "shape" and ref.median_s == 9 * STEP and ref.rows.tolist() == list(range(701, 1001))
 
 
 def test_online_no_step_is_put_aside_before_the_kind_has_room_for_the_steps_to_come():
     """Seven steps of 1/128 s and one of 2/128: the ninth, of 4/128, is judged against a median of 1/128 (limit
     3/128) and is slow. A bound read before the kind has room below its middle for the steps put aside (at the
     last place, 2/128, limit 6/128) would have put it aside."""
-    judge = OnlineSlow()
+    judge = OnlineSlow(as_kind)
     for i in range(7):
-        assert judge.judge(i, STEP, 4, 4, 2) is None
-    assert judge.judge(7, 2 * STEP, 4, 4, 2) is None
-    ref = judge.judge(8, 4 * STEP, 4, 4, 2)
+        assert judge.judge(i, STEP, (4, 4, 2)) is None
+    assert judge.judge(7, 2 * STEP, (4, 4, 2)) is None
+    ref = judge.judge(8, 4 * STEP, (4, 4, 2))
     assert ref is not None and ref.median_s == STEP and ref.rows.tolist() == list(range(8))
 
 
