@@ -169,25 +169,29 @@ class StepRecorder:
             self._row(first + k, t_start, t_end, res, gc)
 
     def _row(self, i: int, t_start: float, t_end: float, res: StepResult, gc: tuple[int, ...]) -> None:
-        b = res.batch
+        b, fw, lag = res.batch, res.forward, res.returned_lag
         shape = (b.num_prefill_reqs, b.num_prefill_tokens, b.num_decode_reqs, b.num_decode_tokens) if b else _NO_SHAPE
-        source = i - res.returned_lag if res.returned_lag >= 0 else -1
+        source = i - lag if lag >= 0 else -1
         kv, kv_window = res.kv_used_blocks, res.kv_used_window_blocks
-        self._f.extend((t_start, t_end, res.schedule_s, res.update_s, res.probe_s, res.convert_s, *_NO_FORWARD_F))
+        own = fw is not None and lag == 0  # the step returned its own batch's forward: in its own row, as made
+        self._f.extend((t_start, t_end, res.schedule_s, res.update_s, res.probe_s, res.convert_s,
+                        *(_forward_floats(fw) if own else _NO_FORWARD_F)))
         self._i.extend((res.num_running, res.num_waiting, res.num_scheduled_tokens, res.num_preempted, *shape,
                         source if source >= 0 else -1, -1 if kv is None else kv,
                         -1 if kv_window is None else kv_window, *gc,
-                        *(_NO_SPEC if res.spec is None else spec_row(res.spec)), *_NO_FORWARD_I))
-        if res.forward is not None and source >= 0:
-            self._set_forward(source, res.forward)
+                        *(_NO_SPEC if res.spec is None else spec_row(res.spec)),
+                        *(_forward_ints(fw) if own else _NO_FORWARD_I)))
+        if fw is not None and not own and source >= 0:
+            self._set_forward(source, fw)
 
     def _set_forward(self, row: int, fw: ForwardStats) -> None:
-        mode = GRAPH_MODES.index(fw.graph_mode) if fw.graph_mode in GRAPH_MODES else -1
-        # The row's forward columns: the last of its integers and of its floats.
-        self._i[row * _NI + _N_STEP_INTS:(row + 1) * _NI] = array(
-            "q", (mode, _int(fw.num_unpadded_tokens), _int(fw.num_padded_tokens)))
-        self._f[row * _NF + _N_STEP_FLOATS:(row + 1) * _NF] = array(
-            "d", (_float(fw.flops), _float(fw.read_bytes), _float(fw.write_bytes)))
+        """An earlier row's forward columns (the last of its integers and of its floats), from the step that
+        returned its batch's forward."""
+        f, n, base_f, base_i = self._f, self._i, row * _NF + _N_STEP_FLOATS, row * _NI + _N_STEP_INTS
+        for k, v in enumerate(_forward_floats(fw)):
+            f[base_f + k] = v
+        for k, v in enumerate(_forward_ints(fw)):
+            n[base_i + k] = v
 
     def __len__(self) -> int:
         return self._n
@@ -220,6 +224,17 @@ def spec_row(spec: SpecStep) -> tuple[int, ...]:
     pad = lambda per_pos: (*per_pos[:SPEC_POSITIONS], *(-1,) * (SPEC_POSITIONS - len(per_pos)))  # noqa: E731
     return (spec.num_drafts, spec.num_draft_tokens, spec.num_accepted_tokens, *pad(spec.accepted_per_pos),
             *pad(spec.drafted_per_pos))
+
+
+def _forward_floats(fw: ForwardStats) -> tuple[float, ...]:
+    """A forward's :data:`FORWARD_FLOATS` values, NaN where not reported."""
+    return _float(fw.flops), _float(fw.read_bytes), _float(fw.write_bytes)
+
+
+def _forward_ints(fw: ForwardStats) -> tuple[int, ...]:
+    """A forward's :data:`FORWARD_INTS` values (its graph mode by index), -1 where not reported."""
+    mode = GRAPH_MODES.index(fw.graph_mode) if fw.graph_mode in GRAPH_MODES else -1
+    return mode, _int(fw.num_unpadded_tokens), _int(fw.num_padded_tokens)
 
 
 def _int(v: int | None) -> int:
