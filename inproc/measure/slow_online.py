@@ -110,8 +110,7 @@ class OnlineSlow:
         """Step ``row`` judged exactly against the steps before it, all sorted in; then counted."""
         self._sort_in()
         if shape != self._shape:
-            self._shape, self._its = shape, (self._kind(("shape",) + shape), self._kind(("decode batch", shape[0])),
-                                             self._window)
+            self._shape, self._its = shape, self._kinds_of(shape)
         found = None
         for kind in self._its:
             n = len(kind.times) + len(kind.tail)
@@ -135,7 +134,7 @@ class OnlineSlow:
         for row, time_s, step in zip(self._aside_r, self._aside_t, self._aside_s):
             s = self._kind_of(step)
             if s != shape:
-                shape, its = s, (self._kind(("shape",) + s), self._kind(("decode batch", s[0])), self._window)
+                shape, its = s, self._kinds_of(s)
             self._count(row, time_s, its)
         self._aside_r.clear()
         self._aside_t.clear()
@@ -157,6 +156,10 @@ class OnlineSlow:
         times = self._its[0].sorted_times()  # the shape's own kind: judged against once it has MIN_STEPS
         low = (len(times) - 1) // 2 - cap
         self._bound = threshold_s(times[low], 0.0) if low >= 0 and len(times) >= MIN_STEPS else -1.0
+
+    def _kinds_of(self, shape: tuple[int, int, int]) -> tuple[_Kind, _Kind, _Kind]:
+        """A step kind's three references, most specific first: its shape's, its decode batch's, the window's."""
+        return self._kind(("shape",) + shape), self._kind(("decode batch", shape[0])), self._window
 
     def _kind(self, key: tuple) -> _Kind:
         kind = self._kinds.get(key)

@@ -45,7 +45,8 @@ class SlowWatch:
 
     def stepped(self, row: int, time_s: float, res: StepResult) -> None:
         """Window step ``row`` has been recorded (it took ``time_s``, returned ``res``): judge it, then break and
-        profile as asked. Its row is made later, in bulk: the rule reads the step as it ends."""
+        profile as asked. Its row is made later, in bulk: the rule reads the step's time as it ends, and its kind
+        from ``res`` only where the time does not tell (or later, in bulk)."""
         ref = self.online.judge(row, time_s, res)
         if ref is not None and self.first_slow is None:
             self.first_slow = row
